@@ -33,6 +33,7 @@
 #include "base/time.h"
 #include "planner/layers_internal.h"
 #include "planner/profile.h"
+#include "planner/shared_links.h"
 
 namespace hetsim::planner {
 
@@ -76,6 +77,9 @@ struct SearchedStage : spec::LayerRange {
   // then its first group's place and the stage's figures (the slowest group's passes, the gradient
   // synchronisation over every replica).
   std::vector<SearchedGroup> groups;
+  // A mixed stage's synchronisation as flows from 0 (MixedSyncFlows; each ring's own pace under key -1):
+  // Predict shares the NICs they cross with the other mixed stages' that overlap them in time.
+  std::vector<SharedFlow> grad_sync_flows;
 };
 
 struct SearchStats {

@@ -18,6 +18,7 @@
 #include "planner/hapt_search_internal.h"
 #include "planner/layers_internal.h"
 #include "planner/mixed_replicas.h"
+#include "planner/nccl_price.h"
 #include "planner/plan_writer.h"
 #include "planner/shared_links.h"
 #include "sim/collectives/algorithms.h"
@@ -86,20 +87,11 @@ struct RangeRing {
 // node-major.
 void ShardGroupOf(const ClusterModel& cluster, const std::vector<SearchedGroup>& groups,
                   const std::vector<int>& first_gpu, int finest, RangeRing& out) {
-  std::vector<GpuId> gpus;
-  for (size_t k = 0; k < groups.size(); ++k) {
-    const SearchedGroup& g = groups[k];
-    if (g.first_node < 0 || first_gpu[k] < 0) return;
-    const int per_replica = g.shape.gpus() / std::max(1, g.data_parallel);  // CP x TP
-    for (int r = 0; r < g.data_parallel; ++r) {
-      const int at = r * per_replica;
-      absl::StatusOr<GpuId> gpu = cluster.topology().GpuIdOf(g.island, g.first_node + at / g.shape.gpus_per_node,
-                                                             first_gpu[k] + at % g.shape.gpus_per_node);
-      if (!gpu.ok()) return;
-      gpus.push_back(*gpu);
-    }
-    out.shard_load.push_back(finest / std::max(1, g.tensor_parallel));
-  }
+  std::vector<SearchedGroup> placed = groups;
+  for (size_t k = 0; k < placed.size(); ++k) placed[k].first_gpu = first_gpu[k];
+  std::vector<GpuId> gpus = MixedShardGpus(cluster, placed);
+  if (gpus.empty()) return;
+  for (const SearchedGroup& g : groups) out.shard_load.push_back(finest / std::max(1, g.tensor_parallel));
   out.shard_gpus = std::move(gpus);
 }
 
@@ -262,128 +254,6 @@ StageKeys KeysOf(const ClusterModel& cluster, const std::vector<PricedPipeline>&
   out.islands = cluster.num_islands();
   return out;
 }
-
-// How much more (or less) an all-reduce over `gpus` run as `shape` moves over its busiest crossing between
-// two islands (each direction apart) than a ring over the same GPUs in the same order does, which is what
-// the ranges' crossings are priced for (MixedRingOf: each ring once each way, 2 (n - 1) / n of its bytes):
-// a hierarchical all-reduce's rails are rings over the nodes, 2 (N - 1) / N of a rail's 1/g of the bytes
-// on each crossing edge; a double tree's edges (NCCL's, DoubleTreeEdges) carry half of their channel's or
-// rail's bytes each way, once up the tree and once down (sim/collectives/algorithms.cc: RingShape,
-// TreeShape, HierarchicalShape). 1 for a ring and the algorithms that stay inside an island.
-double CrossingLoadRatio(const topology::Topology& topology, const std::vector<GpuId>& gpus,
-                         const collectives::CollectiveShape& shape) {
-  const bool hier = shape.algorithm == collectives::CollectiveAlgorithm::kHierarchical;
-  if (!hier && shape.algorithm != collectives::CollectiveAlgorithm::kTree) return 1;
-  const std::vector<collectives::Ranks> nodes = collectives::GroupByNode(topology, gpus);
-  std::map<std::pair<int, int>, double> load;  // per (from, to) island
-  const auto add = [&](GpuId from, GpuId to, double weight) {
-    const absl::StatusOr<topology::GpuLocation> a = topology.Locate(from), b = topology.Locate(to);
-    if (a.ok() && b.ok() && a->island != b->island) load[{a->island, b->island}] += weight;
-  };
-  const auto ring = [&](const collectives::Ranks& ranks, double weight) {
-    for (size_t r = 0; ranks.size() > 1 && r < ranks.size(); ++r) add(ranks[r], ranks[(r + 1) % ranks.size()], weight);
-  };
-  const std::vector<int32_t> no_nodes;  // a rail's ranks: a node each
-  const auto tree = [&](const collectives::Ranks& ranks, const std::vector<int32_t>& node_sizes, double weight) {
-    for (int32_t t = 0; t < 2; ++t) {
-      for (const auto& [child, parent] :
-           collectives::DoubleTreeEdges(static_cast<int32_t>(ranks.size()), t, node_sizes)) {
-        add(ranks[child], ranks[parent], weight);
-        add(ranks[parent], ranks[child], weight);
-      }
-    }
-  };
-  const auto busiest = [&] {
-    double most = 0;
-    for (const auto& [pair, bytes] : load) most = std::max(most, bytes);
-    load.clear();
-    return most;
-  };
-  const double n = static_cast<double>(gpus.size());
-  ring(collectives::ChannelOrder(nodes, 0), 2 * (n - 1) / n);
-  const double reference = busiest();
-  if (!(reference > 0)) return 1;
-  if (!hier) {
-    const std::vector<int32_t> sizes = collectives::NodeSizes(nodes);
-    for (int32_t c = 0; c < shape.channels; ++c) tree(collectives::ChannelOrder(nodes, c), sizes, 0.5 / shape.channels);
-    return busiest() / reference;
-  }
-  const size_t g = nodes.front().size();
-  const double rails = static_cast<double>(g), num_nodes = static_cast<double>(nodes.size());
-  for (size_t i = 0; i < g; ++i) {
-    collectives::Ranks rail;
-    for (const collectives::Ranks& node : nodes) rail.push_back(node[i]);
-    if (shape.inter_node == collectives::CollectiveAlgorithm::kTree) {
-      tree(rail, no_nodes, 0.5 / rails);
-    } else {
-      ring(rail, 2 * (num_nodes - 1) / num_nodes / rails);
-    }
-  }
-  return busiest() / reference;
-}
-
-// NCCL's price of one collective of a range's first shard group alone, as the simulator runs it
-// (sim/executor/layer_range_sync.cc: collectives::ChooseShape on the group's GPUs picks the algorithm,
-// ring or double tree, the protocol, the channels and the chunks by the alpha-beta estimate on the
-// actual links): the estimate, whose bandwidth term waits for the slowest link its transfers cross (an
-// SHM connection inside a node without P2P, a NIC between nodes), and its latency part (launch, wire
-// and protocol step latencies: the same shape's estimate for no bytes).
-struct NcclPrice {
-  double seconds = 0;
-  double latency_s = 0;
-  // What its algorithm moves over the busiest crossing between islands for a ring's bytes there
-  // (CrossingLoadRatio), weighted by each collective's ring bytes when it stands for several.
-  double crossing = 1;
-  double bandwidth_s() const { return std::max(0.0, seconds - latency_s); }
-};
-
-class RangeNccl {
- public:
-  explicit RangeNccl(const ClusterModel& cluster) : topology_(cluster.topology()), router_(cluster.topology()) {}
-
-  // nullopt when `gpus` is not a group (fewer than two, nothing to move) or has no route.
-  std::optional<NcclPrice> Of(const std::vector<GpuId>& gpus, CollectiveOp op, int64_t bytes) {
-    if (gpus.size() < 2 || bytes <= 0) return std::nullopt;
-    std::vector<int64_t> key = {static_cast<int64_t>(op), bytes};
-    for (GpuId g : gpus) key.push_back(g.value());
-    if (const auto it = cache_.find(key); it != cache_.end()) return it->second;
-    std::optional<NcclPrice>& out = cache_[key];
-    collectives::CollectiveRequest req;
-    req.op = op;
-    req.gpus = gpus;
-    req.bytes = bytes;
-    if (!collectives::ValidateRequest(topology_, req).ok()) return out;
-    absl::StatusOr<collectives::ShapeChoice> choice = collectives::ChooseShape(topology_, router_, req);
-    if (!choice.ok()) return out;
-    const collectives::CollectiveShape& shape = choice->shape;
-    collectives::CollectiveRequest tiny = req;
-    tiny.algorithm = shape.algorithm;
-    tiny.inter_node = shape.inter_node;
-    tiny.channels = shape.channels;
-    tiny.chunks = shape.chunks;
-    tiny.bytes = 0;  // the same shape's estimate without a bandwidth term
-    absl::StatusOr<collectives::CollectiveShape> alpha =
-        collectives::ShapeFor(topology_, router_, tiny, shape.algorithm, shape.protocol);
-    if (!alpha.ok()) return out;
-    out =
-        NcclPrice{shape.estimated_seconds.value(), std::min(alpha->estimated_seconds, shape.estimated_seconds).value(),
-                  op == CollectiveOp::kAllReduce ? CrossingLoadRatio(topology_, gpus, shape) : 1.0};
-    return out;
-  }
-
-  // One index per distinct group of GPUs (in order): the hops of rings over the same GPUs are the same links.
-  int HopsOf(const std::vector<GpuId>& gpus) {
-    std::vector<int64_t> key;
-    for (GpuId g : gpus) key.push_back(g.value());
-    return hops_.try_emplace(std::move(key), static_cast<int>(hops_.size())).first->second;
-  }
-
- private:
-  const topology::Topology& topology_;
-  topology::Router router_;
-  std::map<std::vector<int64_t>, std::optional<NcclPrice>> cache_;
-  std::map<std::vector<int64_t>, int> hops_;
-};
 
 // One collective a flow stands for: its op and its bytes per GPU of a shard group.
 struct RangeCollective {

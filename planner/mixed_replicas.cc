@@ -1,6 +1,7 @@
 #include "planner/mixed_replicas.h"
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <limits>
 #include <tuple>
@@ -19,6 +20,11 @@ Profiler& GroupProfilers::For(uint64_t micro_batch_size) {
     p = std::make_unique<Profiler>(base_.model(), base_.cluster(), micro_batch_size, options, base_.context_parallel());
   }
   return *p;
+}
+
+RangeNccl& GroupProfilers::Nccl() {
+  if (!nccl_) nccl_ = std::make_unique<RangeNccl>(base_.cluster());
+  return *nccl_;
 }
 
 std::optional<SearchedStage> PriceMixedStage(GroupProfilers& profilers, const IntraStageConfig& stage,
@@ -65,8 +71,12 @@ std::optional<SearchedStage> PriceMixedStage(GroupProfilers& profilers, const In
     s.option.max_in_flight = std::min(s.option.max_in_flight, g.option.max_in_flight);
   s.island = groups.front().island;
   s.shape = groups.front().shape;
-  s.option.grad_sync =
-      MixedGradSyncTime(profilers.base().cluster(), groups, experts.expert_tensor_parallel * experts.expert_parallel);
+  const ClusterModel& cluster = profilers.base().cluster();
+  const int expert_block = experts.expert_tensor_parallel * experts.expert_parallel;
+  s.option.grad_sync = MixedGradSyncTime(cluster, groups, stage.zero_stage, profilers.Nccl(), expert_block);
+  s.grad_sync_flows = MixedSyncFlows(cluster, groups, stage.zero_stage,
+                                     MixedStepTime(cluster, groups) + MixedExpertsTime(cluster, groups, expert_block),
+                                     profilers.Nccl());
   s.groups = std::move(groups);
   return s;
 }
@@ -151,15 +161,126 @@ Time MixedRingTime(const ClusterModel& cluster, const std::vector<SearchedGroup>
              : 0;
 }
 
-Time MixedGradSyncTime(const ClusterModel& cluster, const std::vector<SearchedGroup>& groups, int expert_block) {
+std::vector<GpuId> MixedShardGpus(const ClusterModel& cluster, const std::vector<SearchedGroup>& groups) {
+  std::vector<GpuId> gpus;
+  for (const SearchedGroup& g : groups) {
+    if (g.first_node < 0 || g.first_gpu < 0) return {};
+    const int per_replica = g.shape.gpus() / std::max(1, g.data_parallel);  // CP x TP
+    for (int r = 0; r < g.data_parallel; ++r) {
+      const int at = r * per_replica;
+      absl::StatusOr<GpuId> gpu = cluster.topology().GpuIdOf(g.island, g.first_node + at / g.shape.gpus_per_node,
+                                                             g.first_gpu + at % g.shape.gpus_per_node);
+      if (!gpu.ok()) return {};
+      gpus.push_back(*gpu);
+    }
+  }
+  return gpus;
+}
+
+namespace {
+
+// The NICs (key: (its capacity one way, the rings through it)) `groups`' shard rings cross on each node: a
+// NIC carries the distinct shard rings of the GPUs wired to it (all `finest` once it sees every TP rank of
+// a replica).
+std::map<int, std::pair<double, int>> MixedNicLinks(const ClusterModel& cluster,
+                                                    const std::vector<SearchedGroup>& groups, int finest) {
+  std::map<int, int> rings;
+  std::map<int, double> capacity;
+  for (const SearchedGroup& g : groups) {
+    const IslandModel& im = cluster.island(g.island);
+    const int nics = std::max(1, im.nics_per_node);
+    const int per_nic = std::max(1, im.gpus_per_node / nics);
+    for (int node = g.first_node; node < g.first_node + g.shape.nodes; ++node) {
+      std::map<int, int> wired;  // NIC -> the group's GPUs wired to it on this node
+      for (int k = 0; k < g.shape.gpus_per_node; ++k) ++wired[(g.first_gpu + k) / per_nic];
+      for (const auto& [nic, count] : wired) {
+        const absl::StatusOr<GpuId> first = cluster.topology().GpuIdOf(g.island, node, nic * per_nic);
+        if (!first.ok()) continue;
+        const int key = kMixedNicKey + first->value();
+        const int t = std::max(1, g.tensor_parallel);
+        rings[key] = std::min(finest, rings[key] + std::min(t, count) * (finest / t));
+        capacity[key] = im.node_nic_bytes_per_s / nics;
+      }
+    }
+  }
+  std::map<int, std::pair<double, int>> out;
+  for (const auto& [key, n] : rings) out[key] = {capacity[key], std::max(1, n)};
+  return out;
+}
+
+}  // namespace
+
+std::optional<SharedFlow> MixedDenseRingFlow(const ClusterModel& cluster, const std::vector<SearchedGroup>& groups,
+                                             RangeNccl& nccl, CollectiveOp op) {
+  const MixedRing ring = MixedRingOf(cluster, groups);
+  const std::optional<NcclPrice> price = nccl.Of(MixedShardGpus(cluster, groups), op, static_cast<int64_t>(ring.bytes));
+  if (!price) return std::nullopt;
+  int finest = 1, load = 1;
+  for (const SearchedGroup& g : groups) finest = std::max(finest, g.tensor_parallel);
+  for (const SearchedGroup& g : groups) load = std::max(load, finest / std::max(1, g.tensor_parallel));
+  SharedFlow flow;
+  const double steps = (op == CollectiveOp::kAllReduce ? 2.0 : 1.0) * (ring.replicas - 1);
+  flow.bytes = steps / ring.replicas * ring.bytes;
+  flow.latency = SecondsToTime(price->latency_s);
+  // One ring alone moves at NCCL's pace, which has seen every link it crosses: a NIC or a crossing never
+  // gives a lone ring less, only divides among the rings through it (this stage's, and in Predict others').
+  const double alone = price->bandwidth_s() > 0 ? flow.bytes / price->bandwidth_s() : 0;
+  if (alone > 0) flow.links.emplace_back(-1, alone / load);
+  if (!ring.one_node) {
+    for (const auto& [key, nic] : MixedNicLinks(cluster, groups, finest))
+      flow.links.emplace_back(key, std::max(nic.first, alone) / nic.second);
+  }
+  for (const auto& [pair, rate] : ring.crossing_bytes_per_s) {
+    if (std::isfinite(rate)) {
+      flow.links.emplace_back(-2 - (pair.first * cluster.num_islands() + pair.second),
+                              std::max(rate * finest, alone) / finest);
+    }
+  }
+  return flow;
+}
+
+std::vector<SharedFlow> MixedSyncFlows(const ClusterModel& cluster, const std::vector<SearchedGroup>& groups,
+                                       int zero_stage, Time step, RangeNccl& nccl) {
+  if (zero_stage < 1) {
+    std::optional<SharedFlow> ring = MixedDenseRingFlow(cluster, groups, nccl);
+    if (!ring) return {};
+    return {*std::move(ring), SharedFlow{.after = 0, .latency = step}};
+  }
+  std::optional<SharedFlow> scatter = MixedDenseRingFlow(cluster, groups, nccl, CollectiveOp::kReduceScatter);
+  if (!scatter) return {};
+  std::vector<SharedFlow> flows = {*std::move(scatter), SharedFlow{.after = 0, .latency = step}};
+  if (zero_stage >= 3) return flows;  // ZeRO-3 gathers before each pass, not after the step
+  std::optional<SharedFlow> gather = MixedDenseRingFlow(cluster, groups, nccl, CollectiveOp::kAllGather);
+  if (!gather) return {};
+  gather->after = 1;
+  flows.push_back(*std::move(gather));
+  return flows;
+}
+
+Time MixedDenseRingTime(const ClusterModel& cluster, const std::vector<SearchedGroup>& groups, RangeNccl& nccl) {
+  const std::optional<SharedFlow> flow = MixedDenseRingFlow(cluster, groups, nccl);
+  return flow ? ShareLinks({*flow}).front() : MixedRingTime(cluster, groups);
+}
+
+Time MixedStepTime(const ClusterModel& cluster, const std::vector<SearchedGroup>& groups) {
   Time optimizer = 0, overhead = 0;
   for (const SearchedGroup& g : groups) {
     optimizer = std::max(optimizer, g.option.optimizer_passes);
     overhead = std::max(overhead, SecondsToTime(cluster.island(g.island).gpu->iteration_overhead_s()));
   }
+  return optimizer + overhead;
+}
+
+Time MixedExpertsTime(const ClusterModel& cluster, const std::vector<SearchedGroup>& groups, int expert_block) {
   // The experts' buckets follow the dense ones, as a plain stage's (SyncTimeOf).
-  const Time experts = expert_block > 0 ? MixedRingTime(cluster, groups, expert_block) : Time();
-  return MixedRingTime(cluster, groups) + experts + optimizer + overhead;
+  return expert_block > 0 ? MixedRingTime(cluster, groups, expert_block) : Time();
+}
+
+Time MixedGradSyncTime(const ClusterModel& cluster, const std::vector<SearchedGroup>& groups, int zero_stage,
+                       RangeNccl& nccl, int expert_block) {
+  const Time step = MixedStepTime(cluster, groups) + MixedExpertsTime(cluster, groups, expert_block);
+  const std::vector<SharedFlow> flows = MixedSyncFlows(cluster, groups, zero_stage, step, nccl);
+  return flows.empty() ? MixedRingTime(cluster, groups) + step : ShareLinks(flows).back();
 }
 
 Time MixedBoundaryTime(const ClusterModel& cluster, double microbatch_bytes, uint64_t micro_batch_size,

@@ -6,8 +6,10 @@
 // over) and a micro-batch of share_g x D samples, so each of its replicas computes share_g samples; the
 // stage's forward and backward are the slowest group's; each group's memory is its own GPU's. The
 // gradients reduce per shard of the finest TP split T over all D replicas, one ring per shard, all at
-// once, each at the pace of its slowest hop: a GPU of a group with TP t_g carries T / t_g shards
-// through its NIC share, and rings crossing islands share what joins them.
+// once, as NCCL runs them on the placed groups (MixedSyncFlows below: NCCL's estimate on shard group 0,
+// a GPU of a group with TP t_g carrying T / t_g shards, each NIC and each crossing between islands
+// divided among the rings through it); groups not placed: each ring at the pace of its slowest hop
+// through each GPU's NIC share (MixedRingOf).
 //
 // Search (the "mixed replicas" family, after HAPT's DP): ideas from Metis (USENIX ATC'24: a stage's
 // device group spans GPU types, the batch split by their measured speed, every split priced by one cost
@@ -32,7 +34,9 @@
 #include "base/spec/plan.h"
 #include "planner/candidates_internal.h"
 #include "planner/hapt_search_internal.h"
+#include "planner/nccl_price.h"
 #include "planner/profile.h"
+#include "planner/shared_links.h"
 
 namespace hetsim::planner {
 
@@ -43,9 +47,12 @@ class GroupProfilers {
   explicit GroupProfilers(const Profiler& base) : base_(base) {}
   Profiler& For(uint64_t micro_batch_size);
   const Profiler& base() const { return base_; }
+  // NCCL's prices of the placed groups' collectives on the base's cluster (made on first use, cached).
+  RangeNccl& Nccl();
 
  private:
   const Profiler& base_;
+  std::unique_ptr<RangeNccl> nccl_;
   std::map<uint64_t, std::unique_ptr<Profiler>> by_size_;
 };
 
@@ -79,9 +86,47 @@ MixedRing MixedRingOf(const ClusterModel& cluster, const std::vector<SearchedGro
 // the experts' (MixedRingOf).
 Time MixedRingTime(const ClusterModel& cluster, const std::vector<SearchedGroup>& groups, int expert_block = 0);
 
-// The gradient synchronisation and optimizer step after a mixed stage's last backward (see above); with
-// `expert_block` (an MoE stage's ETP x EP) the experts' rings after the dense ones.
-Time MixedGradSyncTime(const ClusterModel& cluster, const std::vector<SearchedGroup>& groups, int expert_block = 0);
+// The GPUs of the first shard group of `groups` (placed at their first_node and first_gpu): TP rank 0 of
+// every replica, group after group, each replica's mesh GPU r x (its GPUs / its DP), node-major, as the
+// simulator's groups (executor::SyncGroupsOf); empty when a group is not placed.
+std::vector<GpuId> MixedShardGpus(const ClusterModel& cluster, const std::vector<SearchedGroup>& groups);
+
+// The dense gradients' all-reduce over placed `groups` as the simulator runs it, as one flow of a
+// shard group's ring bytes (2 (n - 1) / n of them, what a ring moves through each NIC it crosses each way)
+// over: its own pace, NCCL's choice of algorithm, protocol and channels on the first shard group's GPUs
+// and links (RangeNccl, as the layer ranges of a plan of pipelines), its bandwidth term stretched by the
+// shard groups a GPU of a coarser group carries (finest / t_g), under key -1; each NIC it crosses (key
+// kMixedNicKey + the GPU id of the NIC's first GPU) at the node's NIC rate over the distinct shard rings
+// through it (a ring leaves a node once, not once per GPU); each crossing between two islands at what it
+// gives a ring (MixedRingOf). Its latency NCCL's. nullopt when a group is not placed or NCCL cannot
+// price the group (MixedRingTime then).
+inline constexpr int kMixedNicKey = 1 << 20;
+std::optional<SharedFlow> MixedDenseRingFlow(const ClusterModel& cluster, const std::vector<SearchedGroup>& groups,
+                                             RangeNccl& nccl, CollectiveOp op = CollectiveOp::kAllReduce);
+
+// A mixed stage's synchronisation as the simulator orders it, flows started at 0 one after another
+// (SharedFlow::after), which Predict shares with the other mixed stages' (SearchedStage::grad_sync_flows):
+// the all-reduce (MixedDenseRingFlow) then `step` as a latency; under ZeRO-1/2 the reduce-scatter, `step`,
+// then the parameters' all-gather, each priced as itself; under ZeRO-3 the reduce-scatter and `step`.
+// Empty when there is no ring flow (groups not placed).
+std::vector<SharedFlow> MixedSyncFlows(const ClusterModel& cluster, const std::vector<SearchedGroup>& groups,
+                                       int zero_stage, Time step, RangeNccl& nccl);
+
+// The dense ring's flow alone (ShareLinks), or MixedRingTime when there is none: the one price of a mixed
+// stage's dense gradients that other rings (an MoE stage's experts') may follow.
+Time MixedDenseRingTime(const ClusterModel& cluster, const std::vector<SearchedGroup>& groups, RangeNccl& nccl);
+
+// The slowest group's optimizer step and host overhead after a mixed stage's synchronisation.
+Time MixedStepTime(const ClusterModel& cluster, const std::vector<SearchedGroup>& groups);
+
+// An MoE stage's experts' rings (`expert_block`: its ETP x EP; 0: none), after the dense ones.
+Time MixedExpertsTime(const ClusterModel& cluster, const std::vector<SearchedGroup>& groups, int expert_block);
+
+// The gradient synchronisation and optimizer step after a mixed stage's last backward at `zero_stage`:
+// MixedSyncFlows alone, or MixedRingTime and the step when the groups are not placed; with `expert_block`
+// the experts' rings (MixedExpertsTime) before the step.
+Time MixedGradSyncTime(const ClusterModel& cluster, const std::vector<SearchedGroup>& groups, int zero_stage,
+                       RangeNccl& nccl, int expert_block = 0);
 
 // The boundary transfer after stage `from` (mixed or not) to `to`, one of which is mixed: each sending
 // group sends its replicas' share of the microbatch's `microbatch_bytes` to the receiving group on its

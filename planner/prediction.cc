@@ -4,6 +4,7 @@
 
 #include "base/check.h"
 #include "base/status_macros.h"
+#include "planner/shared_links.h"
 #include "sim/pipeline/dag.h"
 #include "sim/pipeline/hapt_metrics.h"
 #include "sim/pipeline/iteration_metrics.h"
@@ -120,6 +121,44 @@ Time GatherWait(const pl::PipelineDag& dag, const pl::LongestPath& lp, const std
   return std::max(Time(), release - others);
 }
 
+// Mixed stages' synchronisations (SearchedStage::grad_sync_flows) each started at its stage's last
+// backward's end, sharing the NICs and the crossings they have in common (ShareLinks, max-min), as the
+// simulator's flows do when two stages' replica groups sit on one node (the mixed-replicas family cuts
+// nodes into slices): per stage, how much longer its synchronisation takes than alone (its grad_sync's
+// price); 0 for the others.
+std::vector<Time> SharedRingDelays(const std::vector<SearchedStage>& stages,
+                                   const std::vector<Time>& last_backward_end) {
+  std::vector<Time> delay(stages.size(), 0);
+  std::vector<SharedFlow> flows;
+  std::vector<std::pair<size_t, size_t>> range;  // per mixed stage: its flows [first, end)
+  std::vector<size_t> stage_of;
+  for (size_t i = 0; i < stages.size(); ++i) {
+    if (stages[i].grad_sync_flows.empty()) continue;
+    const size_t first = flows.size();
+    for (SharedFlow f : stages[i].grad_sync_flows) {
+      f.start = last_backward_end[i];
+      if (f.after >= 0) f.after += static_cast<int>(first);
+      for (auto& [key, rate] : f.links) {
+        if (key == -1) key = -(1 << 24) - static_cast<int>(i);  // its own pace: its own link
+      }
+      flows.push_back(std::move(f));
+    }
+    range.emplace_back(first, flows.size());
+    stage_of.push_back(i);
+  }
+  if (range.size() < 2) return delay;
+  const std::vector<Time> ends = ShareLinks(flows);
+  for (size_t k = 0; k < range.size(); ++k) {
+    std::vector<SharedFlow> alone(flows.begin() + static_cast<std::ptrdiff_t>(range[k].first),
+                                  flows.begin() + static_cast<std::ptrdiff_t>(range[k].second));
+    for (SharedFlow& f : alone) {
+      if (f.after >= 0) f.after -= static_cast<int>(range[k].first);
+    }
+    delay[stage_of[k]] = ends[range[k].second - 1] - ShareLinks(alone).back();
+  }
+  return delay;
+}
+
 }  // namespace
 
 void StagePrediction::SetTightestGroup() {
@@ -200,9 +239,13 @@ absl::StatusOr<Prediction> Predict(const ClusterModel& cluster, const std::vecto
   pl::IterationFigures figures;
   figures.work = work;
   figures.span = p.pipeline;
+  std::vector<Time> backward_ends;
+  for (int i = 0; i < S; ++i) backward_ends.push_back(last_backward_end(i));
+  const std::vector<Time> ring_delays = SharedRingDelays(stages, backward_ends);
   for (int i = 0; i < S; ++i) {
     const SearchedStage& s = stages[i];
     StagePrediction sp = PredictStage(cluster, s, sched, i, in_flight[i], v);
+    sp.grad_sync += ring_delays[i];
     if (sp.peak_bytes > sp.capacity_bytes) p.fits_memory = false;
     sp.last_backward_end = last_backward_end(i);
     if (!first_forward_release.empty()) sp.gather_wait = GatherWait(dag, lp, durations, i, first_forward_release[i]);

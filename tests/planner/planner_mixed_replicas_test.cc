@@ -6,8 +6,11 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <memory>
+#include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "base/units.h"
 #include "planner/mixed_replicas.h"
@@ -17,10 +20,12 @@
 #include "proto/resolve.h"
 #include "proto/validate_cluster.h"
 #include "service/evaluation/own_prediction.h"
+#include "sim/collectives/algorithms.h"
 #include "sim/collectives/estimate.h"
 #include "sim/workload/model_cost.h"
 #include "tests/base/time_io.h"
 #include "tests/planner/planner_test_util.h"
+#include "topology/routing.h"
 
 namespace hetsim::planner {
 namespace {
@@ -109,8 +114,23 @@ TEST_CASE("mixed replicas: one group of a whole mesh is priced as the plain stag
                                         Bandwidth(im.intra_node.bytes_per_s), TimeAsSeconds(im.intra_node.latency))
           .value();
   CHECK(im.intra_node.bytes_per_s > 2 * (*cluster)->NicShare(im, 8));  // NVSwitch, not the 400 Gb/s NIC
-  CHECK(mixed->option.grad_sync ==
-        SecondsToTime(ring_s) + plain->optimizer_passes + SecondsToTime(im.gpu->iteration_overhead_s()));
+  // Placed (node 0, GPU 0): under ZeRO-1 the reduce-scatter, the step and the all-gather, each at NCCL's
+  // estimate on TP rank 0 of the replicas, GPUs 0, 2, 4 and 6, as the simulator runs them (since session
+  // 38; the alpha-beta ring of their mean above before).
+  topology::Router router((*cluster)->topology());
+  double nccl_s = 0;
+  for (CollectiveOp op : {CollectiveOp::kReduceScatter, CollectiveOp::kAllGather}) {
+    collectives::CollectiveRequest req;
+    req.op = op;
+    req.bytes = plain->grad_sync_bytes;
+    for (int gpu : {0, 2, 4, 6}) req.gpus.push_back(GpuId(gpu));
+    absl::StatusOr<collectives::ShapeChoice> nccl = collectives::ChooseShape((*cluster)->topology(), router, req);
+    REQUIRE(nccl.ok());
+    nccl_s += nccl->shape.estimated_seconds.value();
+  }
+  const Time rest = plain->optimizer_passes + SecondsToTime(im.gpu->iteration_overhead_s());
+  CHECK(TimeToSeconds(mixed->option.grad_sync - rest) == Approx(nccl_s).epsilon(1e-6));
+  CHECK(std::abs(TimeToSeconds(mixed->option.grad_sync - rest) - ring_s) > 1e-6);  // not the old ring
 }
 
 TEST_CASE("mixed replicas: a coarser group's GPU carries every finer shard through its NIC share", "[planner][mixed]") {
@@ -127,6 +147,7 @@ TEST_CASE("mixed replicas: a coarser group's GPU carries every finer shard throu
   coarse.shape = {1, 8};
   coarse.tensor_parallel = 1;
   coarse.data_parallel = 8;
+  fine.first_node = coarse.first_node = -1;  // not placed: the alpha-beta ring through the NIC shares
   // Ten replicas; the TP-1 GPUs each join 4 rings, so each ring gets a quarter of their NIC share
   // (the two islands share one network: no narrower crossing).
   const double rate = (*cluster)->NicShare((*cluster)->island(1), 8) / 4;
@@ -138,7 +159,84 @@ TEST_CASE("mixed replicas: a coarser group's GPU carries every finer shard throu
       std::max((*cluster)->island(0).gpu->iteration_overhead_s(), (*cluster)->island(1).gpu->iteration_overhead_s()));
   const double ring_s =
       collectives::RingAllReduceSeconds(10, Bytes(1 << 30), Bandwidth(rate), TimeAsSeconds(latency)).value();
-  CHECK(MixedGradSyncTime(**cluster, {fine, coarse}) == SecondsToTime(ring_s) + overhead);
+  RangeNccl nccl(**cluster);
+  CHECK(MixedGradSyncTime(**cluster, {fine, coarse}, 0, nccl) == SecondsToTime(ring_s) + overhead);
+}
+
+// The mixed cloud (examples/cluster-mixed-cloud.pbtxt): 2 A100 and 2 L40S nodes of 8 GPUs, one
+// 100 Gb/s NIC a node, one network.
+std::unique_ptr<ClusterModel> MixedCloud() {
+  absl::StatusOr<v1::Cluster> c = proto::LoadCluster(HETSIM_SOURCE_DIR "/examples/cluster-mixed-cloud.pbtxt");
+  REQUIRE(c.ok());
+  absl::StatusOr<std::unique_ptr<ClusterModel>> cluster = testing::ClusterModelOf(*c, spec::DType::kBf16);
+  REQUIRE(cluster.ok());
+  return *std::move(cluster);
+}
+
+SearchedGroup PlacedGroup(int island, int gpus, int tp, int64_t bytes) {
+  SearchedGroup g;
+  g.island = island;
+  g.shape = {1, gpus};
+  g.tensor_parallel = tp;
+  g.data_parallel = gpus / tp;
+  g.option.grad_sync_bytes = bytes;
+  return g;
+}
+
+TEST_CASE("mixed replicas: a placed ring leaves each node once at NCCL's estimate on its GPUs", "[planner][mixed]") {
+  // Issue 39's review: an A100 node's 8 GPUs beside an L40S node's 8, TP 1, 1 GiB of gradients. One
+  // ring of 16 GPUs crosses each node's one NIC once each way: the simulator's (and NCCL's) ring, where
+  // the alpha-beta ring through each GPU's eighth of the NIC took 6.2 times as long.
+  const std::unique_ptr<ClusterModel> cluster = MixedCloud();
+  const std::vector<SearchedGroup> groups = {PlacedGroup(0, 8, 1, int64_t{1} << 30),
+                                             PlacedGroup(1, 8, 1, int64_t{1} << 30)};
+  topology::Router router(cluster->topology());
+  collectives::CollectiveRequest req;
+  req.op = CollectiveOp::kAllReduce;
+  req.bytes = int64_t{1} << 30;
+  for (int gpu = 0; gpu < 8; ++gpu) req.gpus.push_back(GpuId(gpu));
+  for (int gpu = 16; gpu < 24; ++gpu) req.gpus.push_back(GpuId(gpu));
+  absl::StatusOr<collectives::ShapeChoice> nccl = collectives::ChooseShape(cluster->topology(), router, req);
+  REQUIRE(nccl.ok());
+  RangeNccl pricer(*cluster);
+  const Time ring = MixedDenseRingTime(*cluster, groups, pricer);
+  CHECK(TimeToSeconds(ring) == Approx(nccl->shape.estimated_seconds.value()).epsilon(1e-6));
+  CHECK(MixedRingTime(*cluster, groups) > 4 * ring);
+}
+
+TEST_CASE("mixed replicas: the shard rings of TP 4 groups share each node's one NIC", "[planner][mixed]") {
+  // The bundled example's stage 0: an A100 TP 4 replica (GPUs 0-3) beside two L40S TP 4 replicas (the
+  // L40S node's 8 GPUs): four shard rings of three GPUs, each crossing both nodes' one NIC, which alone
+  // would carry one ring faster than NCCL's pace; together each gets a quarter of it.
+  const std::unique_ptr<ClusterModel> cluster = MixedCloud();
+  const int64_t bytes = int64_t{700} << 20;
+  const std::vector<SearchedGroup> groups = {PlacedGroup(0, 4, 4, bytes), PlacedGroup(1, 8, 4, bytes)};
+  RangeNccl pricer(*cluster);
+  const std::optional<SharedFlow> flow = MixedDenseRingFlow(*cluster, groups, pricer);
+  REQUIRE(flow);
+  const double wire = 2.0 * 2 / 3 * static_cast<double>(bytes);  // a ring of 3: 2 (n - 1) / n of the bytes
+  CHECK(flow->bytes == Approx(wire).epsilon(1e-12));
+  const double nic = cluster->island(0).node_nic_bytes_per_s;
+  REQUIRE(nic == cluster->island(1).node_nic_bytes_per_s);
+  int nics = 0;
+  for (const auto& [key, rate] : flow->links) {
+    if (key < kMixedNicKey) continue;
+    ++nics;
+    CHECK(rate == Approx(nic / 4).epsilon(1e-12));
+  }
+  CHECK(nics == 2);
+  const std::optional<NcclPrice> alone = pricer.Of({GpuId(0), GpuId(16), GpuId(20)}, CollectiveOp::kAllReduce, bytes);
+  REQUIRE(alone);
+  CHECK(wire / alone->bandwidth_s() < nic);      // NCCL's lone ring is slower than the NIC
+  CHECK(wire / alone->bandwidth_s() > nic / 4);  // but faster than a quarter of it
+  // What crosses from the A100 to the L40S island (a boundary transfer over TCP sockets: less than the
+  // NIC's 100 Gb/s) is shared by the four rings as well, and sets their pace.
+  const MixedRing parts = MixedRingOf(*cluster, groups);
+  REQUIRE(parts.crossing_bytes_per_s.size() == 1);
+  const double crossing = parts.crossing_bytes_per_s.begin()->second * 4;
+  CHECK(crossing < nic);
+  CHECK(TimeToSeconds(MixedDenseRingTime(*cluster, groups, pricer)) ==
+        Approx(alone->latency_s + wire / (crossing / 4)).epsilon(1e-6));
 }
 
 TEST_CASE("mixed replicas: HAPT proposes a mixed plan that simulates faster than its best one-island plan",

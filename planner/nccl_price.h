@@ -1,0 +1,63 @@
+// NCCL's price of a collective over placed GPUs as the simulator runs it (collectives::ChooseShape on
+// the actual GPUs and links): shared by the planner's layer ranges of plans of pipelines
+// (planner/layer_ranges.cc) and the gradient ring of a mixed stage (planner/mixed_replicas.cc).
+#ifndef HETSIM_PLANNER_NCCL_PRICE_H_
+#define HETSIM_PLANNER_NCCL_PRICE_H_
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <vector>
+
+#include "base/ids.h"
+#include "planner/cluster_model.h"
+#include "sim/collectives/algorithms.h"
+#include "topology/routing.h"
+
+namespace hetsim::planner {
+
+// How much more (or less) an all-reduce over `gpus` run as `shape` moves over its busiest crossing between
+// two islands (each direction apart) than a ring over the same GPUs in the same order does, which is what
+// the ranges' crossings are priced for (MixedRingOf: each ring once each way, 2 (n - 1) / n of its bytes):
+// a hierarchical all-reduce's rails are rings over the nodes, 2 (N - 1) / N of a rail's 1/g of the bytes
+// on each crossing edge; a double tree's edges (NCCL's, DoubleTreeEdges) carry half of their channel's or
+// rail's bytes each way, once up the tree and once down (sim/collectives/algorithms.cc: RingShape,
+// TreeShape, HierarchicalShape). 1 for a ring and the algorithms that stay inside an island.
+double CrossingLoadRatio(const topology::Topology& topology, const std::vector<GpuId>& gpus,
+                         const collectives::CollectiveShape& shape);
+
+// NCCL's price of one collective of a range's first shard group alone, as the simulator runs it
+// (sim/executor/layer_range_sync.cc: collectives::ChooseShape on the group's GPUs picks the algorithm,
+// ring or double tree, the protocol, the channels and the chunks by the alpha-beta estimate on the
+// actual links): the estimate, whose bandwidth term waits for the slowest link its transfers cross (an
+// SHM connection inside a node without P2P, a NIC between nodes), and its latency part (launch, wire
+// and protocol step latencies: the same shape's estimate for no bytes).
+struct NcclPrice {
+  double seconds = 0;
+  double latency_s = 0;
+  // What its algorithm moves over the busiest crossing between islands for a ring's bytes there
+  // (CrossingLoadRatio), weighted by each collective's ring bytes when it stands for several.
+  double crossing = 1;
+  double bandwidth_s() const { return std::max(0.0, seconds - latency_s); }
+};
+
+class RangeNccl {
+ public:
+  explicit RangeNccl(const ClusterModel& cluster) : topology_(cluster.topology()), router_(cluster.topology()) {}
+
+  // nullopt when `gpus` is not a group (fewer than two, nothing to move) or has no route.
+  std::optional<NcclPrice> Of(const std::vector<GpuId>& gpus, CollectiveOp op, int64_t bytes);
+
+  // One index per distinct group of GPUs (in order): the hops of rings over the same GPUs are the same links.
+  int HopsOf(const std::vector<GpuId>& gpus);
+
+ private:
+  const topology::Topology& topology_;
+  topology::Router router_;
+  std::map<std::vector<int64_t>, std::optional<NcclPrice>> cache_;
+  std::map<std::vector<int64_t>, int> hops_;
+};
+
+}  // namespace hetsim::planner
+
+#endif  // HETSIM_PLANNER_NCCL_PRICE_H_
