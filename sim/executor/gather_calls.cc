@@ -68,6 +68,7 @@ GatherCalls::GatherCalls(const std::vector<const ExecutionSetup*>& setups, const
   for (size_t p = 0; p < setups.size(); ++p) {
     calls_[p].resize(matched[p].size());
     for (size_t id = 0; id < matched[p].size(); ++id) {
+      if (matched[p][id].empty()) continue;  // not a pass (a transfer's node has no virtual stage)
       const pipeline::DagNode& node = setups[p]->dag->node(static_cast<pipeline::NodeId>(id));
       const int stage = node.stage;
       const VirtualStageCost& vs = setups[p]->virtual_stages[node.virtual_stage];
