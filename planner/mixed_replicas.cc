@@ -73,10 +73,9 @@ std::optional<SearchedStage> PriceMixedStage(GroupProfilers& profilers, const In
   s.shape = groups.front().shape;
   const ClusterModel& cluster = profilers.base().cluster();
   const int expert_block = experts.expert_tensor_parallel * experts.expert_parallel;
-  s.option.grad_sync = MixedGradSyncTime(cluster, groups, stage.zero_stage, profilers.Nccl(), expert_block);
-  s.grad_sync_flows = MixedSyncFlows(cluster, groups, stage.zero_stage,
-                                     MixedStepTime(cluster, groups) + MixedExpertsTime(cluster, groups, expert_block),
-                                     profilers.Nccl());
+  MixedSync sync = MixedGradSync(cluster, groups, stage.zero_stage, profilers.Nccl(), expert_block);
+  s.option.grad_sync = sync.time;
+  s.grad_sync_flows = std::move(sync.flows);
   s.groups = std::move(groups);
   return s;
 }
@@ -276,11 +275,17 @@ Time MixedExpertsTime(const ClusterModel& cluster, const std::vector<SearchedGro
   return expert_block > 0 ? MixedRingTime(cluster, groups, expert_block) : Time();
 }
 
+MixedSync MixedGradSync(const ClusterModel& cluster, const std::vector<SearchedGroup>& groups, int zero_stage,
+                        RangeNccl& nccl, int expert_block) {
+  const Time step = MixedStepTime(cluster, groups) + MixedExpertsTime(cluster, groups, expert_block);
+  MixedSync sync{.flows = MixedSyncFlows(cluster, groups, zero_stage, step, nccl)};
+  sync.time = sync.flows.empty() ? MixedRingTime(cluster, groups) + step : ShareLinks(sync.flows).back();
+  return sync;
+}
+
 Time MixedGradSyncTime(const ClusterModel& cluster, const std::vector<SearchedGroup>& groups, int zero_stage,
                        RangeNccl& nccl, int expert_block) {
-  const Time step = MixedStepTime(cluster, groups) + MixedExpertsTime(cluster, groups, expert_block);
-  const std::vector<SharedFlow> flows = MixedSyncFlows(cluster, groups, zero_stage, step, nccl);
-  return flows.empty() ? MixedRingTime(cluster, groups) + step : ShareLinks(flows).back();
+  return MixedGradSync(cluster, groups, zero_stage, nccl, expert_block).time;
 }
 
 Time MixedBoundaryTime(const ClusterModel& cluster, double microbatch_bytes, uint64_t micro_batch_size,

@@ -128,6 +128,15 @@ Time MixedExpertsTime(const ClusterModel& cluster, const std::vector<SearchedGro
 Time MixedGradSyncTime(const ClusterModel& cluster, const std::vector<SearchedGroup>& groups, int zero_stage,
                        RangeNccl& nccl, int expert_block = 0);
 
+// MixedGradSyncTime together with the flows it shares (empty when the groups are not placed), built once
+// for a stage that keeps both (PriceMixedStage).
+struct MixedSync {
+  Time time = 0;
+  std::vector<SharedFlow> flows;
+};
+MixedSync MixedGradSync(const ClusterModel& cluster, const std::vector<SearchedGroup>& groups, int zero_stage,
+                        RangeNccl& nccl, int expert_block = 0);
+
 // The boundary transfer after stage `from` (mixed or not) to `to`, one of which is mixed: each sending
 // group sends its replicas' share of the microbatch's `microbatch_bytes` to the receiving group on its
 // own island (else the first), all at once; the slowest sets c_i.
