@@ -57,6 +57,8 @@ struct SearchedGroup {
   int tensor_parallel = 1, data_parallel = 1;
   uint64_t share = 0;
   StageOption option;
+  // An interleaved stage's chunks (SearchedStage::chunks): each one's activations on this group's GPUs.
+  std::vector<int64_t> chunk_activation_bytes;
 };
 
 // One stage of a searched pipeline: its model layers (spec::LayerRange) and where and how it runs.

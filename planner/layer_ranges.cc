@@ -618,26 +618,31 @@ std::vector<Time> StageLayerGathers(const workload::ModelCost& model, const std:
       first_layers->emplace_back(std::max(r.first, s.first_layer), out.size());
     }
     if (r.tied || !r.Holds(p, i)) continue;
-    double weight = 0;
-    for (int l = r.first; l < r.end; ++l) weight += LayerGatherWeight(model, l);
-    // The range's parameter bytes split over its layers by weight, rounded cumulatively (LayerGatherBytes).
-    double cumulative = 0;
-    int64_t done = 0;
-    for (int l = r.first; l < r.end; ++l) {
-      cumulative += LayerGatherWeight(model, l);
-      const int64_t upto =
-          weight > 0 ? std::llround(static_cast<double>(r.param_bytes) * cumulative / weight) : int64_t{0};
-      const int64_t bytes = upto - done;
-      done = upto;
-      if (l < s.first_layer || l >= s.first_layer + s.num_layers) continue;
-      out.push_back(
-          AloneTime(r, keys, static_cast<double>(bytes), r.parts.replicas - 1.0, CollectiveOp::kAllGather, nccl));
+    const std::vector<int64_t> bytes = LayerGatherBytes(model, r.first, r.end, r.param_bytes);
+    for (int l = std::max(r.first, s.first_layer); l < std::min(r.end, s.first_layer + s.num_layers); ++l) {
+      out.push_back(AloneTime(r, keys, static_cast<double>(bytes[l - r.first]), r.parts.replicas - 1.0,
+                              CollectiveOp::kAllGather, nccl));
     }
   }
   return out;
 }
 
 }  // namespace
+
+std::vector<int64_t> LayerGatherBytes(const workload::ModelCost& model, int first, int end, int64_t bytes) {
+  double weight = 0;
+  for (int l = first; l < end; ++l) weight += LayerGatherWeight(model, l);
+  std::vector<int64_t> out;
+  double cumulative = 0;
+  int64_t done = 0;
+  for (int l = first; l < end; ++l) {
+    cumulative += LayerGatherWeight(model, l);
+    const int64_t upto = weight > 0 ? std::llround(static_cast<double>(bytes) * cumulative / weight) : int64_t{0};
+    out.push_back(upto - done);
+    done = upto;
+  }
+  return out;
+}
 
 ZeroThreeGathers RangeGathersOfZeroThree(const workload::ModelCost& model, const ClusterModel& cluster, bool prefetch,
                                          const std::vector<PricedPipeline>& pipelines) {

@@ -112,6 +112,12 @@ absl::Status CheckRangeBucketCount(const workload::ModelCost& model, const Clust
 std::vector<std::vector<Time>> EarlyGathers(const workload::ModelCost& model, const ClusterModel& cluster,
                                             const RangeOptions& options, const std::vector<PricedPipeline>& pipelines);
 
+// ZeRO-3: `bytes` (a layer range's or a stage's parameters per GPU of a shard group) split over layers
+// [first, end) by weight, each layer's dense parameters and the tied matrix with the layer that holds it,
+// rounded cumulatively so that they add up to `bytes` (the simulator's LayerGatherBytes and GatherWeight,
+// sim/executor/setup.cc); all 0 when the layers weigh nothing.
+std::vector<int64_t> LayerGatherBytes(const workload::ModelCost& model, int first, int end, int64_t bytes);
+
 // ZeRO-3 in a plan of pipelines (every range's holders at zero_stage 3), as the simulator runs it
 // (sim/executor/setup.cc, RangeGathers): each layer's parameters are all-gathered before its forward
 // and again before its backward over the shard groups of the range holding it, every GPU of every

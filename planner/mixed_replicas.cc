@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "base/units.h"
+#include "planner/layer_ranges.h"
 #include "planner/prediction.h"
 #include "sim/collectives/estimate.h"
 
@@ -210,8 +211,9 @@ std::map<int, std::pair<double, int>> MixedNicLinks(const ClusterModel& cluster,
 }  // namespace
 
 std::optional<SharedFlow> MixedDenseRingFlow(const ClusterModel& cluster, const std::vector<SearchedGroup>& groups,
-                                             RangeNccl& nccl, CollectiveOp op) {
-  const MixedRing ring = MixedRingOf(cluster, groups);
+                                             RangeNccl& nccl, CollectiveOp op, int64_t bytes) {
+  MixedRing ring = MixedRingOf(cluster, groups);
+  if (bytes > 0) ring.bytes = static_cast<double>(bytes);
   const std::optional<NcclPrice> price = nccl.Of(MixedShardGpus(cluster, groups), op, static_cast<int64_t>(ring.bytes));
   if (!price) return std::nullopt;
   int finest = 1, load = 1;
@@ -259,6 +261,51 @@ std::vector<SharedFlow> MixedSyncFlows(const ClusterModel& cluster, const std::v
 Time MixedDenseRingTime(const ClusterModel& cluster, const std::vector<SearchedGroup>& groups, RangeNccl& nccl) {
   const std::optional<SharedFlow> flow = MixedDenseRingFlow(cluster, groups, nccl);
   return flow ? ShareLinks({*flow}).front() : MixedRingTime(cluster, groups);
+}
+
+std::vector<Time> MixedLayerGathers(const workload::ModelCost& model, const ClusterModel& cluster,
+                                    const std::vector<SearchedGroup>& groups, int first, int count, RangeNccl& nccl) {
+  int finest = 1, replicas = 0;
+  for (const SearchedGroup& g : groups) {
+    finest = std::max(finest, g.tensor_parallel);
+    replicas += g.data_parallel;
+  }
+  if (replicas < 2 || count <= 0) return {};
+  const MixedRing ring = MixedRingOf(cluster, groups);
+  const double rate = ring.BytesPerS();
+  std::vector<Time> out;
+  for (const int64_t bytes :
+       LayerGatherBytes(model, first, first + count, workload::DenseGradSyncBytes(model, first, count, finest, false))) {
+    const std::optional<SharedFlow> flow =
+        bytes > 0 ? MixedDenseRingFlow(cluster, groups, nccl, CollectiveOp::kAllGather, bytes) : std::nullopt;
+    if (flow) {
+      out.push_back(ShareLinks({*flow}).front());
+    } else if (bytes > 0 && rate > 0) {
+      out.push_back(SecondsToTime(collectives::RingAllGatherSeconds(replicas, Bytes(static_cast<double>(bytes)),
+                                                                    Bandwidth(rate), TimeAsSeconds(ring.latency))));
+    } else {
+      out.push_back(0);
+    }
+  }
+  return out;
+}
+
+void AddZeroThreeGathers(const std::vector<Time>& gather, bool prefetch, StageOption& option) {
+  const size_t n = gather.size();
+  if (n == 0) return;
+  const auto parts = static_cast<int64_t>(n);
+  const Time layer_forward = (option.forward - option.gather_forward) / parts;
+  const Time layer_backward = (option.backward - option.gather_backward) / parts;
+  Time forward = 0, backward = 0;
+  for (size_t k = 0; k < n; ++k) {
+    // Forward runs the layers first to last, backward last to first: the hiding layer is the one before.
+    forward += prefetch && k > 0 ? std::max<Time>(0, gather[k] - layer_forward) : gather[k];
+    backward += prefetch && k + 1 < n ? std::max<Time>(0, gather[k] - layer_backward) : gather[k];
+  }
+  option.forward += forward;
+  option.backward += backward;
+  option.gather_forward += forward;
+  option.gather_backward += backward;
 }
 
 Time MixedStepTime(const ClusterModel& cluster, const std::vector<SearchedGroup>& groups) {

@@ -99,10 +99,12 @@ std::vector<GpuId> MixedShardGpus(const ClusterModel& cluster, const std::vector
 // kMixedNicKey + the GPU id of the NIC's first GPU) at the node's NIC rate over the distinct shard rings
 // through it (a ring leaves a node once, not once per GPU); each crossing between two islands at what it
 // gives a ring (MixedRingOf). Its latency NCCL's. nullopt when a group is not placed or NCCL cannot
-// price the group (MixedRingTime then).
+// price the group (MixedRingTime then). `bytes` (per GPU of a shard group) other than 0 prices a
+// collective of that many bytes instead of the gradients' (a ZeRO-3 layer's gather, MixedLayerGathers).
 inline constexpr int kMixedNicKey = 1 << 20;
 std::optional<SharedFlow> MixedDenseRingFlow(const ClusterModel& cluster, const std::vector<SearchedGroup>& groups,
-                                             RangeNccl& nccl, CollectiveOp op = CollectiveOp::kAllReduce);
+                                             RangeNccl& nccl, CollectiveOp op = CollectiveOp::kAllReduce,
+                                             int64_t bytes = 0);
 
 // A mixed stage's synchronisation as the simulator orders it, flows started at 0 one after another
 // (SharedFlow::after), which Predict shares with the other mixed stages' (SearchedStage::grad_sync_flows):
@@ -115,6 +117,24 @@ std::vector<SharedFlow> MixedSyncFlows(const ClusterModel& cluster, const std::v
 // The dense ring's flow alone (ShareLinks), or MixedRingTime when there is none: the one price of a mixed
 // stage's dense gradients that other rings (an MoE stage's experts') may follow.
 Time MixedDenseRingTime(const ClusterModel& cluster, const std::vector<SearchedGroup>& groups, RangeNccl& nccl);
+
+// ZeRO-3 on a placed stage, mixed or on one mesh (one group), as the simulator runs it
+// (sim/executor/setup.cc, ZeroThreeGathers): before each layer's forward and again before its backward,
+// every shard group of the stage (one per TP rank of the finest split, over every replica; a GPU of a
+// coarser group in finest / t_g of them) all-gathers the layer's part of the stage's dense parameters per
+// GPU of the finest shard (LayerGatherBytes: by parameter count), all at once, alone on the network. Each
+// gather is priced as the gradients' ring (MixedDenseRingFlow as an all-gather of the layer's bytes:
+// NCCL's choice on the first shard group's GPUs, each NIC and crossing divided among the rings through
+// it); where the groups are not placed, the ring of MixedRingOf at its slowest hop. Per layer of
+// [first, first + count); empty with one replica (nothing to gather).
+std::vector<Time> MixedLayerGathers(const workload::ModelCost& model, const ClusterModel& cluster,
+                                    const std::vector<SearchedGroup>& groups, int first, int count, RangeNccl& nccl);
+
+// `gather` (per layer, MixedLayerGathers) added to a group's (or a stage's) priced passes: each layer's
+// before its forward and again before its backward, exposed, or with `prefetch` (Plan.zero3_prefetch)
+// hidden up to the compute of the layer before it in pass order, each layer an equal part of the pass
+// (the simulator's AddGatherTimes with each layer's own time); into gather_forward and gather_backward too.
+void AddZeroThreeGathers(const std::vector<Time>& gather, bool prefetch, StageOption& option);
 
 // The slowest group's optimizer step and host overhead after a mixed stage's synchronisation.
 Time MixedStepTime(const ClusterModel& cluster, const std::vector<SearchedGroup>& groups);

@@ -16,31 +16,54 @@ namespace hetsim::planner {
 
 namespace {
 
-// A stage's option as the sum of its chunks' prices (interleaved plans: the chunks' layers are not
-// contiguous); one chunk is the plan's own range. Per-GPU state and working set add up over chunks as
-// the memory model does; the in-flight limit is the whole stage's.
-std::optional<StageOption> PriceChunks(Profiler& profiler, int island, MeshShape shape, const IntraStageConfig& cfg,
-                                       const std::vector<pipeline::LayerRange>& chunks,
+// Adds chunk `o`'s price to `sum`, a stage's (or a replica group's) chunks priced one by one (interleaved
+// plans: the chunks' layers are not contiguous). Per-GPU state and working set add up over chunks as the
+// memory model does; the in-flight limit is the first chunk's.
+void AddChunkOption(StageOption& sum, const StageOption& o) {
+  sum.forward += o.forward;
+  sum.backward += o.backward;
+  sum.gather_forward += o.gather_forward;
+  sum.gather_backward += o.gather_backward;
+  sum.state_bytes += o.state_bytes;
+  sum.activation_bytes += o.activation_bytes;
+  sum.working_bytes = std::max(sum.working_bytes, o.working_bytes);
+  sum.grad_sync_bytes += o.grad_sync_bytes;
+  sum.expert_grad_sync_bytes += o.expert_grad_sync_bytes;
+  sum.optimizer_passes += o.optimizer_passes;
+}
+
+// ZeRO-3's parameter gathers of a plan's stage over its own replicas (StagesOfPlan's own_gathers), chunk by
+// chunk: off unless the stage is at ZeRO-3.
+struct OwnGathers {
+  bool on = false;
+  bool prefetch = false;  // Plan.zero3_prefetch
+  RangeNccl* nccl = nullptr;
+  // Layers `r`'s gathers over `places`' shard groups (MixedLayerGathers), empty when off.
+  std::vector<Time> Of(const Profiler& profiler, const std::vector<SearchedGroup>& places,
+                       const pipeline::LayerRange& r) const {
+    if (!on) return {};
+    return MixedLayerGathers(profiler.model(), profiler.cluster(), places, r.first_layer, r.num_layers, *nccl);
+  }
+};
+
+// A stage's option as the sum of its chunks' prices (AddChunkOption); one chunk is the plan's own range.
+// With `gathers`, each chunk's passes include its layers' gathers over `place`, the stage's mesh.
+std::optional<StageOption> PriceChunks(Profiler& profiler, const SearchedGroup& place, const IntraStageConfig& cfg,
+                                       const std::vector<pipeline::LayerRange>& chunks, const OwnGathers& gathers,
                                        std::vector<SearchedStage::Chunk>& priced) {
   std::optional<StageOption> sum;
   for (const pipeline::LayerRange& r : chunks) {
-    std::optional<StageOption> o = profiler.PriceDirect(island, shape, cfg, r.first_layer, r.num_layers);
+    std::optional<StageOption> o = profiler.PriceDirect(place.island, place.shape, cfg, r.first_layer, r.num_layers);
     if (!o) return std::nullopt;
+    AddZeroThreeGathers(gathers.Of(profiler, {place}, r), gathers.prefetch, *o);
     if (chunks.size() > 1) priced.push_back({o->forward, o->backward, o->activation_bytes});
     if (!sum) {
       sum = o;
       continue;
     }
-    sum->forward += o->forward;
-    sum->backward += o->backward;
-    sum->state_bytes += o->state_bytes;
-    sum->activation_bytes += o->activation_bytes;
-    sum->working_bytes = std::max(sum->working_bytes, o->working_bytes);
-    sum->grad_sync_bytes += o->grad_sync_bytes;
-    sum->expert_grad_sync_bytes += o->expert_grad_sync_bytes;
-    sum->optimizer_passes += o->optimizer_passes;
+    AddChunkOption(*sum, *o);
   }
-  if (sum && chunks.size() > 1) sum->grad_sync = SyncTimeOf(profiler.cluster(), island, shape, *sum);
+  if (sum && chunks.size() > 1) sum->grad_sync = SyncTimeOf(profiler.cluster(), place.island, place.shape, *sum);
   return sum;
 }
 
@@ -63,17 +86,11 @@ std::vector<std::vector<pipeline::LayerRange>> ChunksOf(const Profiler& profiler
   return chunks;
 }
 
-// Stage `index` of a plan, mixed (Stage.replica_groups): each group priced on its own mesh and share
-// (planner/mixed_replicas.h). Interleaved mixed stages are not priced.
-absl::StatusOr<SearchedStage> PriceMixedStageOfPlan(GroupProfilers& profilers, const spec::StageSpec& st, size_t chunks,
-                                                    int index) {
-  if (chunks > 1) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "plan: stages[%d].replica_groups: the planner's cost model does not price an interleaved mixed stage", index));
-  }
+// The replica groups of mixed stage `st` as the planner places them (their meshes, TP, DP and shares).
+absl::StatusOr<std::vector<SearchedGroup>> GroupsOfStage(const ClusterModel& cluster, const spec::StageSpec& st) {
   std::vector<SearchedGroup> groups;
   for (const spec::ReplicaGroupSpec& rg : st.replica_groups) {
-    absl::StatusOr<int32_t> island = profilers.base().cluster().topology().IslandIndex(rg.mesh.island);
+    absl::StatusOr<int32_t> island = cluster.topology().IslandIndex(rg.mesh.island);
     if (!island.ok()) return island.status();
     SearchedGroup& g = groups.emplace_back();
     g.island = *island;
@@ -84,14 +101,69 @@ absl::StatusOr<SearchedStage> PriceMixedStageOfPlan(GroupProfilers& profilers, c
     g.data_parallel = rg.data_parallel;
     g.share = rg.micro_batch_share;
   }
-  std::optional<SearchedStage> s = PriceMixedStage(profilers, static_cast<const spec::StageParallelism&>(st),
-                                                   std::move(groups), st.first_layer, st.num_layers);
-  if (!s) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("plan: stages[%d]: the cost model rejects a replica group of this stage", index));
+  return groups;
+}
+
+// Chunk `c` (priced alone: its groups' passes, the slowest's the stage's) added to mixed stage `s`: each
+// group's option summed over the chunks (AddChunkOption) and its activations per chunk kept for the
+// memory of the schedule's order (SearchedGroup::chunk_activation_bytes), the stage's pass the sum of the
+// chunks' slowest groups', as the simulator runs each virtual stage of a mixed stage (its groups, then
+// CombineReplicaGroups).
+void AddMixedChunk(SearchedStage& s, const SearchedStage& c, bool interleaved) {
+  if (interleaved) s.chunks.push_back({c.option.forward, c.option.backward, c.option.activation_bytes});
+  if (s.groups.empty()) {
+    const std::vector<SearchedStage::Chunk> chunks = std::move(s.chunks);
+    s = c;
+    s.chunks = chunks;
+  } else {
+    s.option.forward += c.option.forward;
+    s.option.backward += c.option.backward;
+    for (size_t g = 0; g < s.groups.size(); ++g) AddChunkOption(s.groups[g].option, c.groups[g].option);
   }
-  s->warmup = st.warmup_forwards;
-  return *std::move(s);
+  if (!interleaved) return;
+  for (size_t g = 0; g < s.groups.size(); ++g)
+    s.groups[g].chunk_activation_bytes.push_back(c.groups[g].option.activation_bytes);
+}
+
+// Stage `index` of a plan, mixed (Stage.replica_groups): each group priced on its own mesh and share
+// (planner/mixed_replicas.h), chunk by chunk when interleaved (AddMixedChunk), then the gradients'
+// synchronisation of every chunk's at once over every replica (as one chunk of their sum, as PriceChunks).
+absl::StatusOr<SearchedStage> PriceMixedStageOfPlan(GroupProfilers& profilers, const spec::StageSpec& st,
+                                                    const std::vector<pipeline::LayerRange>& chunks,
+                                                    const OwnGathers& gathers, int index) {
+  const Profiler& base = profilers.base();
+  HETSIM_ASSIGN_OR_RETURN(const std::vector<SearchedGroup> groups, GroupsOfStage(base.cluster(), st));
+  SearchedStage s;
+  for (const pipeline::LayerRange& r : chunks) {
+    std::optional<SearchedStage> c =
+        PriceMixedStage(profilers, static_cast<const spec::StageParallelism&>(st), groups, r.first_layer, r.num_layers);
+    if (!c) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("plan: stages[%d]: the cost model rejects a replica group of this stage", index));
+    }
+    const std::vector<Time> gather = gathers.Of(base, c->groups, r);
+    if (!gather.empty()) {
+      c->option.forward = c->option.backward = 0;
+      for (SearchedGroup& g : c->groups) {
+        AddZeroThreeGathers(gather, gathers.prefetch, g.option);
+        c->option.forward = std::max(c->option.forward, g.option.forward);
+        c->option.backward = std::max(c->option.backward, g.option.backward);
+      }
+    }
+    AddMixedChunk(s, *c, chunks.size() > 1);
+  }
+  static_cast<spec::LayerRange&>(s) = st;
+  s.first_group = s.first_layer;
+  s.last_group = s.first_layer + s.num_layers - 1;
+  if (chunks.size() > 1) {
+    // PriceMixedStage's expert block (its stage-wide ETP x EP; a dense model's groups have no experts' bytes).
+    const int expert_block = s.option.config.expert_tensor_parallel * s.option.config.expert_parallel;
+    MixedSync sync = MixedGradSync(base.cluster(), s.groups, st.zero_stage, profilers.Nccl(), expert_block);
+    s.option.grad_sync = sync.time;
+    s.grad_sync_flows = std::move(sync.flows);
+  }
+  s.warmup = st.warmup_forwards;
+  return s;
 }
 
 }  // namespace
@@ -100,15 +172,19 @@ Profiler PlanProfiler(const workload::ModelCost& model, const ClusterModel& clus
   return Profiler(model, cluster, plan.micro_batch_size, FrameworkOptionsOf(plan), plan.context_parallel);
 }
 
-absl::StatusOr<std::vector<SearchedStage>> StagesOfPlan(Profiler& profiler, const spec::PlanSpec& plan) {
+absl::StatusOr<std::vector<SearchedStage>> StagesOfPlan(Profiler& profiler, const spec::PlanSpec& plan,
+                                                        bool own_gathers) {
   const ClusterModel& cluster = profiler.cluster();
   const std::vector<std::vector<pipeline::LayerRange>> chunks = ChunksOf(profiler, plan);
   std::vector<SearchedStage> stages;
   GroupProfilers group_profilers(profiler);
   for (int i = 0; i < static_cast<int>(plan.stages.size()); ++i) {
     const spec::StageSpec& st = plan.stages[i];
+    const OwnGathers gathers{.on = own_gathers && st.zero_stage >= 3,
+                             .prefetch = plan.zero3_prefetch,
+                             .nccl = &group_profilers.Nccl()};
     if (st.mixed()) {
-      HETSIM_ASSIGN_OR_RETURN(SearchedStage mixed, PriceMixedStageOfPlan(group_profilers, st, chunks[i].size(), i));
+      HETSIM_ASSIGN_OR_RETURN(SearchedStage mixed, PriceMixedStageOfPlan(group_profilers, st, chunks[i], gathers, i));
       stages.push_back(std::move(mixed));
       continue;
     }
@@ -120,7 +196,15 @@ absl::StatusOr<std::vector<SearchedStage>> StagesOfPlan(Profiler& profiler, cons
     s.last_group = s.first_layer + s.num_layers - 1;
     s.island = *island;
     s.shape = {static_cast<int>(st.mesh.node_count), static_cast<int>(st.mesh.gpus_per_node)};
-    std::optional<StageOption> o = PriceChunks(profiler, s.island, s.shape, st, chunks[i], s.chunks);
+    // The stage's mesh as one replica group: its shard groups are its DP x CP ranks of each TP rank.
+    SearchedGroup place;
+    place.island = s.island;
+    place.shape = s.shape;
+    place.first_node = static_cast<int>(st.mesh.first_node);
+    place.first_gpu = static_cast<int>(st.mesh.first_gpu);
+    place.tensor_parallel = std::max(1, st.tensor_parallel);
+    place.data_parallel = std::max(1, st.data_parallel) * std::max(1, plan.context_parallel);
+    std::optional<StageOption> o = PriceChunks(profiler, place, st, chunks[i], gathers, s.chunks);
     if (!o) {
       return absl::InvalidArgumentError(
           absl::StrFormat("plan: stages[%d]: the cost model rejects this stage configuration", i));
@@ -224,7 +308,7 @@ absl::StatusOr<Prediction> PredictPipelinesPlan(const workload::ModelCost& model
   for (size_t p = 0; p < n; ++p) {
     const spec::PlanSpec& one = ones.emplace_back(PipelineAsPlan(plan, p));
     Profiler profiler = PlanProfiler(model, cluster, one);
-    HETSIM_ASSIGN_OR_RETURN(stages[p], StagesOfPlan(profiler, one));
+    HETSIM_ASSIGN_OR_RETURN(stages[p], StagesOfPlan(profiler, one, /*own_gathers=*/false));
     HETSIM_ASSIGN_OR_RETURN(predictions[p], PredictStagesOfPlan(profiler, one, stages[p]));
     std::vector<int> first_node, first_gpu;
     for (const spec::StageSpec& st : one.stages) {

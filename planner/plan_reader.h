@@ -20,8 +20,11 @@ namespace hetsim::planner {
 Profiler PlanProfiler(const workload::ModelCost& model, const ClusterModel& cluster, const spec::PlanSpec& plan);
 
 // `plan` already validated against the profiler's cluster and model. Warm-up counts in the result are
-// the plan's explicit ones (0 when derived by the schedule).
-absl::StatusOr<std::vector<SearchedStage>> StagesOfPlan(Profiler& profiler, const spec::PlanSpec& plan);
+// the plan's explicit ones (0 when derived by the schedule). With `own_gathers`, a ZeRO-3 stage's passes
+// include its layers' parameter gathers over its own replicas, mixed or not, chunk by chunk
+// (MixedLayerGathers); a plan of pipelines prices its ranges' gathers instead (RangeGathersOfZeroThree).
+absl::StatusOr<std::vector<SearchedStage>> StagesOfPlan(Profiler& profiler, const spec::PlanSpec& plan,
+                                                        bool own_gathers = true);
 
 // StagesOfPlan + Predict with the plan's schedule.
 absl::StatusOr<Prediction> PredictPlan(Profiler& profiler, const spec::PlanSpec& plan);

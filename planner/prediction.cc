@@ -61,24 +61,31 @@ StagePrediction PredictStage(const ClusterModel& cluster, const SearchedStage& s
   sp.t = s.option.total();
   sp.comm = s.comm_out;
   sp.warmup = sched.warmup_forwards[i];
-  StageOption chunk = s.option;
-  chunk.activation_bytes /= v;
-  sp.peak_bytes = chunk.PeakBytes(in_flight);
-  if (ChunksPriced(s, v)) {
+  // `o`'s peak: 1/v of its activations per chunk-microbatch in flight, or with its chunks' own activations
+  // (`chunk_bytes`, one per chunk) the most its stage's order over them holds at once.
+  const auto peak = [&](const StageOption& o, const auto& chunk_bytes) {
+    StageOption chunk = o;
+    chunk.activation_bytes /= v;
+    if (static_cast<int>(chunk_bytes.size()) != v || !ChunksPriced(s, v)) return chunk.PeakBytes(in_flight);
     int64_t live = 0, most = 0;
     for (const pl::PipelineOp& op : sched.ops[i]) {
-      const int64_t bytes = s.chunks[static_cast<size_t>(op.chunk)].activation_bytes;
+      const int64_t bytes = chunk_bytes[static_cast<size_t>(op.chunk)];
       live += op.kind == pl::OpKind::kForward ? bytes : -bytes;
       most = std::max(most, live);
     }
     chunk.activation_bytes = 0;
-    sp.peak_bytes = chunk.PeakBytes(0) + most + (in_flight > 0 ? chunk.working_bytes : 0);
-  }
+    return chunk.PeakBytes(0) + most + (in_flight > 0 ? chunk.working_bytes : 0);
+  };
+  std::vector<int64_t> chunk_bytes;
+  for (const SearchedStage::Chunk& c : s.chunks) chunk_bytes.push_back(c.activation_bytes);
+  sp.peak_bytes = peak(s.option, chunk_bytes);
   sp.capacity_bytes = cluster.island(s.island).hbm_bytes;
   sp.grad_sync = s.option.grad_sync;
   for (const SearchedGroup& g : s.groups) {
-    sp.groups.push_back(
-        {g.option.forward, g.option.backward, g.option.PeakBytes(in_flight), cluster.island(g.island).hbm_bytes});
+    // A group's own chunks (an interleaved mixed stage's), else 1/v of its activations a chunk.
+    const int64_t group_peak =
+        g.chunk_activation_bytes.empty() ? g.option.PeakBytes(in_flight) : peak(g.option, g.chunk_activation_bytes);
+    sp.groups.push_back({g.option.forward, g.option.backward, group_peak, cluster.island(g.island).hbm_bytes});
   }
   sp.SetTightestGroup();
   return sp;
