@@ -60,3 +60,16 @@ add_test(NAME planner_cli.validate_mixed_example
                  --cluster ${hetsim_mixed_cloud})
 set_tests_properties(planner_cli.validate_mixed_example PROPERTIES
                      PASS_REGULAR_EXPRESSION "predicted with gradient sync [0-9.]+ ms \\(\\+?-?[0-1]\\.[0-9]%\\)")
+# Session 39: FSDP (ZeRO-3) on a mixed stage, each layer's parameters gathered over the stage's 16 replicas
+# before each pass (MixedLayerGathers): the stage's t was 55.2% short and the iteration 42.4%; and an
+# interleaved mixed stage, priced chunk by chunk (refused before).
+add_test(NAME planner_cli.validate_mixed_fsdp
+         COMMAND $<TARGET_FILE:hetsim> validate ${CMAKE_CURRENT_SOURCE_DIR}/planner_data/plan-mixed-cloud-fsdp.pbtxt
+                 --cluster ${hetsim_mixed_cloud})
+set_tests_properties(planner_cli.validate_mixed_fsdp PROPERTIES
+                     PASS_REGULAR_EXPRESSION "\n0 +[0-9.]+ +[0-9.]+ +\\+?-?[0-1]\\.[0-9]%.*predicted with gradient sync [0-9.]+ ms \\(\\+?-?[0-1]\\.[0-9]%\\)")
+add_test(NAME planner_cli.validate_mixed_interleaved
+         COMMAND $<TARGET_FILE:hetsim> validate
+                 ${CMAKE_CURRENT_SOURCE_DIR}/planner_data/plan-mixed-replicas-interleaved.pbtxt --cluster ${hetsim_mixed_cloud})
+set_tests_properties(planner_cli.validate_mixed_interleaved PROPERTIES
+                     PASS_REGULAR_EXPRESSION "\n1 +[0-9.]+ +[0-9.]+ +\\+?-?[0-2]\\.[0-9]%.*predicted with gradient sync [0-9.]+ ms \\(\\+?-?[0-2]\\.[0-9]%\\)")
