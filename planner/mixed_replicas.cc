@@ -274,8 +274,8 @@ std::vector<Time> MixedLayerGathers(const workload::ModelCost& model, const Clus
   const MixedRing ring = MixedRingOf(cluster, groups);
   const double rate = ring.BytesPerS();
   std::vector<Time> out;
-  for (const int64_t bytes :
-       LayerGatherBytes(model, first, first + count, workload::DenseGradSyncBytes(model, first, count, finest, false))) {
+  for (const int64_t bytes : LayerGatherBytes(model, first, first + count,
+                                              workload::DenseGradSyncBytes(model, first, count, finest, false))) {
     const std::optional<SharedFlow> flow =
         bytes > 0 ? MixedDenseRingFlow(cluster, groups, nccl, CollectiveOp::kAllGather, bytes) : std::nullopt;
     if (flow) {

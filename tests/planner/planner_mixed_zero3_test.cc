@@ -45,8 +45,8 @@ std::unique_ptr<PlanOnCloud> Load(const v1::Plan* plan_message, const std::strin
     REQUIRE(cluster.ok());
     out->in = testing::MakeInputs(*cluster, *plan_message);
   }
-  out->model = std::make_unique<workload::ModelCost>(
-      workload::ModelCost::Create(proto::ResolveModel(out->in.model, "model")));
+  out->model =
+      std::make_unique<workload::ModelCost>(workload::ModelCost::Create(proto::ResolveModel(out->in.model, "model")));
   absl::StatusOr<std::unique_ptr<ClusterModel>> cluster = testing::ClusterModelOf(out->in.cluster, spec::DType::kBf16);
   REQUIRE(cluster.ok());
   out->cluster = *std::move(cluster);
@@ -57,7 +57,8 @@ std::unique_ptr<PlanOnCloud> Load(const v1::Plan* plan_message, const std::strin
 // The review's FSDP plan with its groups replaced: both A100 nodes, as two groups of 8 replicas of 3 samples
 // each (`mixed`) or as one stage of 16 replicas on the island's 2 nodes.
 v1::Plan TwoA100Nodes(bool mixed) {
-  std::unique_ptr<PlanOnCloud> base = Load(nullptr, HETSIM_SOURCE_DIR "/tests/planner_data/plan-mixed-cloud-fsdp.pbtxt");
+  std::unique_ptr<PlanOnCloud> base =
+      Load(nullptr, HETSIM_SOURCE_DIR "/tests/planner_data/plan-mixed-cloud-fsdp.pbtxt");
   v1::Plan plan = base->in.plan;
   plan.set_global_batch_size(48);
   plan.set_micro_batch_size(48);
@@ -120,8 +121,8 @@ TEST_CASE("ZeRO-3 gathers: one node's layer gather is NCCL's all-gather of its b
   const int first = 0, count = 5;
   RangeNccl nccl(*cloud->cluster);
   const std::vector<Time> gathers = MixedLayerGathers(*cloud->model, *cloud->cluster, {g}, first, count, nccl);
-  const std::vector<int64_t> bytes = LayerGatherBytes(*cloud->model, first, first + count,
-                                                      workload::DenseGradSyncBytes(*cloud->model, first, count, 2, false));
+  const std::vector<int64_t> bytes = LayerGatherBytes(
+      *cloud->model, first, first + count, workload::DenseGradSyncBytes(*cloud->model, first, count, 2, false));
   REQUIRE(gathers.size() == static_cast<size_t>(count));
   REQUIRE(bytes.size() == static_cast<size_t>(count));
   int64_t sum = 0;
@@ -144,8 +145,7 @@ TEST_CASE("ZeRO-3 gathers: one node's layer gather is NCCL's all-gather of its b
   CHECK(MixedLayerGathers(*cloud->model, *cloud->cluster, {g}, first, count, nccl).empty());
 }
 
-TEST_CASE("ZeRO-3 gathers: with prefetch a gather hides behind the layer before it in pass order",
-          "[planner][mixed]") {
+TEST_CASE("ZeRO-3 gathers: with prefetch a gather hides behind the layer before it in pass order", "[planner][mixed]") {
   // Three layers of 10 ms a pass (30 ms), gathers of 4, 12 and 6 ms: the forward's first gather stays
   // exposed, the others hide up to 10 ms (4 + 2 + 0); the backward's first is the last layer's (0 + 2 + 6).
   const std::vector<Time> gather = {MillisecondsToTime(4), MillisecondsToTime(12), MillisecondsToTime(6)};
