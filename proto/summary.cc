@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -203,6 +204,7 @@ std::string SummarizeModel(const Model& m, absl::string_view file) {
       if (t.moe_grouped_gemm()) what += ", grouped GEMM";
     }
     if (t.mtp_num_layers() > 0) absl::StrAppendFormat(&what, ", %d MTP modules", t.mtp_num_layers());
+    if (t.no_attention_dropout()) what += ", no dropout on the attention probabilities";
   } else {
     what = absl::StrFormat("layer list, seq %d", m.layer_list().seq_length());
   }
@@ -301,6 +303,24 @@ std::string DescribeRangeZero(const Plan& p) {
       zero, zero == 2 ? " and gradients" : "");
 }
 
+// The fused elementwise kernels the plan runs apart (Plan.unfused_elementwise, unfused_kernels), and
+// whether the causal mask runs in place on a view of the scores (autograd's CopySlices in the backward).
+std::string DescribeUnfused(const Plan& p) {
+  const hetsim::v1::UnfusedKernels& u = p.unfused_kernels();
+  const bool all = p.unfused_elementwise();
+  std::vector<std::string> parts;
+  if (all || u.bias_activation()) parts.push_back("the bias add before the activation");
+  if (all || u.bias_dropout_add()) parts.push_back("the bias and residual adds apart from dropout");
+  if (all || u.masked_softmax()) {
+    parts.push_back(u.masked_fill_on_view()
+                        ? "the causal mask before the softmax, in place on a view of the scores (masked_fill_on_view: "
+                          "autograd's CopySlices and AsStridedBackward0 in the backward)"
+                        : "the causal mask before the softmax");
+  }
+  if (parts.empty()) return "";
+  return absl::StrCat("  unfused kernels, each a pass of its own: ", absl::StrJoin(parts, ", "), "\n");
+}
+
 }  // namespace
 
 std::string SummarizePlan(const proto::PlanInputs& in) {
@@ -318,6 +338,7 @@ std::string SummarizePlan(const proto::PlanInputs& in) {
                           spec::ContextParallelExchangeName(proto::ContextParallelCommOf(p)));
   }
   out += DescribeFramework(p);
+  out += DescribeUnfused(p);
   if (p.moe_a2a_overlap()) out += "  experts' dispatch hidden behind the paired pass (combined 1F1B)\n";
   if (p.virtual_stage_layers_size() > 0) {
     absl::StrAppendFormat(&out, "  virtual stages' layers %s\n", absl::StrJoin(p.virtual_stage_layers(), " "));

@@ -1,5 +1,6 @@
 #include "service/interop/deepspeed_export.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -133,8 +134,15 @@ std::vector<std::string> DeepSpeedFlags(proto::Problems& p, std::vector<std::str
                                         uint32_t zero_stage, absl::string_view config_name,
                                         std::vector<std::string>& notes) {
   std::vector<std::string> out;
+  // Query-key layer scaling is on by default in Megatron-DeepSpeed (arguments.py line 1129,
+  // --no-query-key-layer-scaling): FP32 scores are masked on their view only without it.
+  bool scaled = false;
   for (std::string& f : flags) {
     if (f == "--attention-backend unfused" || f == "--group-query-attention") continue;
+    if (f == "--apply-query-key-layer-scaling") {
+      scaled = true;
+      continue;
+    }
     if (f == "--no-bias-swiglu-fusion") {
       notes.push_back(
           "unfused_kernels.bias_activation: no flag (Megatron-DeepSpeed never fuses SwiGLU's bias: "
@@ -162,11 +170,93 @@ std::vector<std::string> DeepSpeedFlags(proto::Problems& p, std::vector<std::str
     }
     out.push_back(f == "--attention-backend flash" ? "--use-flash-attn" : std::move(f));
   }
+  const bool fp32_masked = std::find(out.begin(), out.end(), "--no-masked-softmax-fusion") != out.end() &&
+                           std::find(out.begin(), out.end(), "--fp16") == out.end() &&
+                           std::find(out.begin(), out.end(), "--bf16") == out.end();
+  if (fp32_masked && !scaled) out.push_back("--no-query-key-layer-scaling");
   // One stage: DeepSpeed's engine without its pipeline engine, as Megatron-DeepSpeed's scripts run
   // ZeRO-2/3 (examples_deepspeed/rebase/ds_pretrain_gpt_1.3B.sh).
   if (pipeline_stages == 1) out.push_back("--no-pipeline-parallel");
   out.push_back(absl::StrFormat("--zero-stage %d", zero_stage));
   out.push_back(absl::StrCat("--deepspeed --deepspeed_config ", config_name));
+  return out;
+}
+
+// The flags of bigscience-workshop/Megatron-DeepSpeed's megatron/arguments.py (8387ae17) a line of its
+// can need, by the line that adds each: the fork BigScience trained BLOOM and its smaller models with. It
+// parses with parse_args (line 67: an unknown flag stops the run). Beyond microsoft's, it has DeepSpeed's
+// PipelineModule partition as --pp-partition-method (line 578), which its GPTModelPipe passes on
+// (megatron/model/gpt_model.py); it predates --recompute-* (full recomputation is --checkpoint-activations,
+// line 512, a block at a time of --checkpoint-num-layers, default 1), --vocab-size (--pad-vocab-size-to,
+// line 372), flash attention, grouped-query attention, RMSNorm, untied embeddings, sequence parallelism and
+// the asynchronous tensor-parallel backward (megatron/mpu/layers.py reduces the input gradients after the
+// weight gradients, as Megatron-LM of 2021).
+constexpr std::pair<const char*, int> kBigScienceArguments[] = {
+    {"--num-layers", 352},
+    {"--hidden-size", 354},
+    {"--ffn-hidden-size", 356},
+    {"--num-attention-heads", 359},
+    {"--kv-channels", 361},
+    {"--max-position-embeddings", 366},
+    {"--pad-vocab-size-to", 372},
+    {"--attention-dropout", 460},
+    {"--micro-batch-size", 486},
+    {"--global-batch-size", 493},
+    {"--checkpoint-activations", 512},
+    {"--no-masked-softmax-fusion", 541},
+    {"--no-bias-gelu-fusion", 546},
+    {"--no-bias-dropout-fusion", 549},
+    {"--pp-partition-method", 578},
+    {"--fp16", 678},
+    {"--bf16", 680},
+    {"--no-query-key-layer-scaling", 696},
+    {"--tensor-model-parallel-size", 716},
+    {"--pipeline-model-parallel-size", 718},
+    {"--seq-length", 887},
+    {"--zero-stage", 1031},
+    {"--deepspeed", 0},  // DeepSpeed's own, as on microsoft's line
+    {"--deepspeed_config", 0},
+};
+
+// A plan whose split counts both embeddings as layers runs on BigScience's fork only: its line, in that
+// fork's spelling, or one problem per flag it has no counterpart for. microsoft/Megatron-DeepSpeed's
+// GPTModelPipe partitions with 'type:transformer', fixed, and its parser refuses --pp-partition-method.
+std::vector<std::string> BigScienceFlags(proto::Problems& p, const proto::PlanInputs& in,
+                                         const std::vector<std::string>& flags, std::vector<std::string>& notes) {
+  std::vector<std::string> out;
+  for (const std::string& f : flags) {
+    if (f == "--account-for-embedding-in-pipeline-split --account-for-loss-in-pipeline-split") {
+      out.push_back("--pp-partition-method 'type:transformer|embedding'");
+    } else if (f == "--recompute-granularity full --recompute-method uniform --recompute-num-layers 1") {
+      out.push_back("--checkpoint-activations");
+    } else if (absl::StartsWith(f, "--vocab-size ")) {
+      out.push_back(absl::StrCat("--pad-vocab-size-to ", f.substr(std::string("--vocab-size ").size())));
+    } else if (f != "--no-async-tensor-model-parallel-allreduce") {
+      out.push_back(f);
+    }
+  }
+  for (const std::string& f : out) {
+    const std::string name = f.substr(0, f.find(' '));
+    // Dropped by DeepSpeedFlags below: the unfused attention it runs anyway, the scaling it does by default.
+    if (f == "--attention-backend unfused" || f == "--apply-query-key-layer-scaling") continue;
+    const bool known = std::any_of(std::begin(kBigScienceArguments), std::end(kBigScienceArguments),
+                                   [&](const auto& a) { return name == a.first; });
+    if (!known) {
+      p.Add("plan",
+            "%s: not a flag of bigscience-workshop/Megatron-DeepSpeed (megatron/arguments.py), the fork whose "
+            "--pp-partition-method 'type:transformer|embedding' gives this split",
+            f);
+    }
+  }
+  if (in.plan.tp_backward_overlap() && proto::TensorParallel(in.plan.stages(0)) > 1) {
+    p.Add("tp_backward_overlap",
+          "true: BigScience's fork (the one whose --pp-partition-method gives this split) reduces the tensor-parallel "
+          "input gradients after the weight gradients (megatron/mpu/layers.py, as Megatron-LM of 2021)");
+  }
+  notes.push_back(
+      "written for bigscience-workshop/Megatron-DeepSpeed: the split counts both embeddings (--pp-partition-method "
+      "'type:transformer|embedding'), which microsoft/Megatron-DeepSpeed's parser refuses; the tokenizer is yours "
+      "(--pad-vocab-size-to pads its vocabulary to the plan's)");
   return out;
 }
 
@@ -238,8 +328,12 @@ absl::StatusOr<DeepSpeedExport> ExportDeepSpeed(const proto::PlanInputs& in, abs
   DeepSpeedExport out;
   HETSIM_ASSIGN_OR_RETURN(const MegatronExport line, ExportMegatron(AsDeepSpeedRuns(in, out.notes)));
   HETSIM_ASSIGN_OR_RETURN(out.config_json, ConfigJson(in));
+  const bool bigscience =
+      std::find(line.flags.begin(), line.flags.end(),
+                "--account-for-embedding-in-pipeline-split --account-for-loss-in-pipeline-split") != line.flags.end();
   const std::vector<std::string> flags =
-      DeepSpeedFlags(p, line.flags, in.plan.stages_size(), in.plan.stages(0).zero_stage(), config_name, out.notes);
+      DeepSpeedFlags(p, bigscience ? BigScienceFlags(p, in, line.flags, out.notes) : line.flags, in.plan.stages_size(),
+                     in.plan.stages(0).zero_stage(), config_name, out.notes);
   if (!p.empty()) return p.ToStatus();
   // DeepSpeed's runner: --num_nodes of --num_gpus each (deepspeed/launcher/runner.py).
   out.launch_line = absl::StrFormat("deepspeed --num_nodes %d --num_gpus %d pretrain_gpt.py \\\n    %s\n", line.nodes,

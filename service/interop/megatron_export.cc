@@ -354,6 +354,16 @@ void UnfusedKernelFlags(const v1::Plan& plan, const v1::Model& model, std::vecto
   }
   if (all || u.bias_dropout_add()) flags.push_back("--no-bias-dropout-fusion");
   if (all || u.masked_softmax()) flags.push_back("--no-masked-softmax-fusion");
+  // The unfused core's dropout and where its mask runs (megatron_import.cc, SetAttentionCore): Megatron's
+  // default dropout is 0.1; today's Megatron leaves FP32 scores unscaled, so the mask runs on their view
+  // unless --apply-query-key-layer-scaling scales them first.
+  const v1::Transformer& t = model.transformer();
+  if (t.attention() != v1::ATTENTION_UNFUSED) return;
+  if (t.no_attention_dropout()) flags.push_back("--attention-dropout 0");
+  const bool fp32 = model.dtype() == v1::FP32 || model.dtype() == v1::TF32;
+  if (fp32 && (all || u.masked_softmax()) && !u.masked_fill_on_view()) {
+    flags.push_back("--apply-query-key-layer-scaling");
+  }
 }
 
 }  // namespace

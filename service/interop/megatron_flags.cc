@@ -89,6 +89,11 @@ constexpr NamedFlag kModelledFlags[] = {
     {"swiglu", 0},
     // The fused elementwise kernels switched off one by one: Plan.unfused_kernels.
     {"no-masked-softmax-fusion", 0},
+    // Query-key layer scaling: a scale on the scores, whose absence lets an FP32 unfused softmax mask them in
+    // place on a view (megatron_import.cc, SetAttentionCore); the scale's numerics are otherwise the same work.
+    {"no-query-key-layer-scaling", 0},
+    {"apply-query-key-layer-scaling", 0},
+    {"attention-dropout", 1},  // 0: no dropout on the probabilities of an unfused attention core
     {"no-bias-gelu-fusion", 0},
     {"no-bias-swiglu-fusion", 0},
     {"no-bias-dropout-fusion", 0},
@@ -176,6 +181,13 @@ constexpr NamedFlag kNotModelledFlags[] = {
     // Transformer Engine's fused permute and unpermute (TE >= 2.1): the same token copies in fewer
     // kernels, without the unfused path's masked_select; priced as the unfused passes.
     {"moe-permute-fusion", 0},
+    // Megatron-Core's expert capacity (transformer_config.py: moe_expert_capacity_factor,
+    // moe_pad_expert_input_to_capacity, moe_token_drop_policy): tokens over ceil(tokens x topk / experts x factor) are
+    // dropped, and padding runs every expert at that capacity. Priced as even routing: the same at factor 1 with
+    // padding, not above it.
+    {"moe-expert-capacity-factor", 1},
+    {"moe-pad-expert-input-to-capacity", 0},
+    {"moe-token-drop-policy", 1},
 };
 
 // Learning rate, data, checkpoints, logging, numerics: an iteration costs the same.
@@ -244,7 +256,6 @@ constexpr NamedFlag kNoEffectFlags[] = {
     {"adam-eps", 1},
     {"clip-grad", 1},
     {"init-method-std", 1},
-    {"attention-dropout", 1},
     {"hidden-dropout", 1},
     {"seed", 1},
     {"data-path", kOneOrMore},  // a blend: weight path weight path ...
@@ -283,9 +294,8 @@ constexpr NamedFlag kNoEffectFlags[] = {
     {"rotary-percent", 1},
     {"no-position-embedding", 0},
     {"apply-layernorm-1p", 0},
-    {"no-persist-layer-norm", 0},       // apex's non-persistent LayerNorm kernel: fused all the same
-    {"finetune", 0},                    // loads a checkpoint without its optimizer state
-    {"no-query-key-layer-scaling", 0},  // numerics of the scores
+    {"no-persist-layer-norm", 0},  // apex's non-persistent LayerNorm kernel: fused all the same
+    {"finetune", 0},               // loads a checkpoint without its optimizer state
     {"repeated-dataloader", 0},
     {"fp16-lm-cross-entropy", 0},
     {"calculate-per-token-loss", 0},
@@ -294,6 +304,8 @@ constexpr NamedFlag kNoEffectFlags[] = {
     {"moe-router-load-balancing-type", 1},
     {"moe-aux-loss-coeff", 1},
     {"moe-router-pre-softmax", 0},  // softmax before the top-k: the router's numerics, not its work
+    {"moe-z-loss-coeff", 1},        // the router's z-loss and input jitter: its numerics, not its work
+    {"moe-input-jitter-eps", 1},
     {"loss-scale", 1},
     {"initial-loss-scale", 1},
     {"loss-scale-window", 1},

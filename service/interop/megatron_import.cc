@@ -951,9 +951,15 @@ void NoteSettingsPricedOtherwise(const Reader& r, const Layout& l, const Recompu
 void SetPassOverlaps(const Reader& r, const Layout& l, v1::Framework framework, int64_t chunks, v1::Plan& plan,
                      std::vector<std::string>& notes) {
   const bool sp = r.Has("sequence-parallel");
-  const bool code_2021 = Code2021(r);
+  // BigScience's fork of Megatron-DeepSpeed (its flag --pp-partition-method) reduces the input gradients
+  // after the weight gradients, as 2021's code (its megatron/mpu/layers.py has no asynchronous all-reduce).
+  const bool code_2021 = Code2021(r) || r.Has("pp-partition-method");
   plan.set_tp_backward_overlap(l.tp > 1 && !code_2021 && (sp || !r.Has("no-async-tensor-model-parallel-allreduce")));
-  if (code_2021 && l.tp > 1) {
+  if (code_2021 && l.tp > 1 && !Code2021(r)) {
+    notes.push_back(
+        "--pp-partition-method: BigScience's fork of Megatron-DeepSpeed, whose backward does not overlap the "
+        "tensor-parallel reductions (tp_backward_overlap false)");
+  } else if (code_2021 && l.tp > 1) {
     notes.push_back(
         "--checkpoint-activations without later flags: taken as Megatron-LM of 2021, whose backward did not "
         "overlap the tensor-parallel reductions (tp_backward_overlap false)");
@@ -1225,6 +1231,35 @@ void SetUnfusedKernels(const Reader& r, const v1::Model& model, v1::Plan& plan, 
       absl::StrCat("unfused kernels (Plan.unfused_kernels), each a pass of its own: ", absl::StrJoin(unfused, ", ")));
 }
 
+// What the unfused attention core runs besides its GEMMs and softmax (the two fields of the Sailor set,
+// docs/cost-model.md, "GPU time"). Dropout on the probabilities: none at --attention-dropout 0 (Megatron's
+// CoreAttention calls torch's dropout, which returns its input at p = 0; its default is 0.1). The causal
+// mask in place on a view of the scores: Megatron's FusedScaleMaskSoftmax.forward_torch_softmax (its path
+// under --no-masked-softmax-fusion) masks its input as it comes, a .view() of baddbmm's output, when the
+// scores are FP32 (not cast) and no scale is set, that is without query-key layer scaling: on by default
+// in Megatron-LM to 2023 and in Megatron-DeepSpeed (--no-query-key-layer-scaling turns it off), opt-in
+// with --apply-query-key-layer-scaling in Megatron-Core's releases (arguments.py of each).
+void SetAttentionCore(const Reader& r, v1::Framework framework, v1::Model& model, v1::Plan& plan,
+                      std::vector<std::string>& notes) {
+  if (model.transformer().attention() != v1::ATTENTION_UNFUSED || framework == v1::FSDP2_TORCHTITAN) return;
+  double dropout = 0.1;
+  if (r.Has("attention-dropout") && absl::SimpleAtod(r.Value("attention-dropout"), &dropout) && dropout == 0) {
+    model.mutable_transformer()->set_no_attention_dropout(true);
+    notes.push_back(
+        "--attention-dropout 0: the unfused attention core runs no dropout on the probabilities "
+        "(Transformer.no_attention_dropout)");
+  }
+  const bool masked = plan.unfused_elementwise() || plan.unfused_kernels().masked_softmax();
+  const bool fp32 = model.dtype() == v1::FP32 || model.dtype() == v1::TF32;
+  const bool scaled =
+      framework == v1::MEGATRON_CORE ? r.Has("apply-query-key-layer-scaling") : !r.Has("no-query-key-layer-scaling");
+  if (!masked || !fp32 || scaled) return;
+  plan.mutable_unfused_kernels()->set_masked_fill_on_view(true);
+  notes.push_back(
+      "the causal mask runs in place on a view of the FP32 scores, unscaled (unfused_kernels.masked_fill_on_view: "
+      "autograd's CopySlices in the backward)");
+}
+
 absl::StatusOr<MegatronImport> ImportFlags(const MegatronFlags& flags, const v1::Cluster& cluster,
                                            const MegatronImportRequest& request, absl::string_view source) {
   const Reader r(flags, source);
@@ -1276,6 +1311,7 @@ absl::StatusOr<MegatronImport> ImportFlags(const MegatronFlags& flags, const v1:
   SetFramework(framework, out.model, plan, out.notes);
   DefaultAttention(r, plan.framework(), out.model, out.notes);
   SetUnfusedKernels(r, out.model, plan, out.notes);
+  SetAttentionCore(r, plan.framework(), out.model, plan, out.notes);
   const std::string cp_name = l.cp > 1 ? absl::StrFormat("-cp%d", l.cp) : "";
   plan.set_name(request.name.empty() ? absl::StrFormat("megatron-tp%d%s-pp%d-dp%d", l.tp, cp_name, l.pp, l.dp)
                                      : request.name);

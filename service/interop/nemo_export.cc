@@ -2,6 +2,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -12,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/spec/defaults.h"
+#include "base/spec/model.h"
 #include "base/status_macros.h"
 #include "proto/framework_profile.h"
 #include "proto/pipeline_plans.h"
@@ -67,6 +69,31 @@ void CheckNemo(proto::Problems& p, const proto::PlanInputs& in, const MegatronEx
   }
 }
 
+// The experts as Megatron-Core's TransformerConfig fields, which NeMo passes on by name (nemo_import.cc,
+// MoeFlags): Megatron-Core's dispatcher default is allgather, so the type is always written.
+void MoeKeys(const v1::Transformer& t, YAML::Node& m) {
+  m["num_moe_experts"] = t.num_experts();
+  m["moe_router_topk"] = t.moe_top_k() > 0 ? t.moe_top_k() : 2;
+  if (t.expert_ffn_hidden_size() > 0) m["moe_ffn_hidden_size"] = t.expert_ffn_hidden_size();
+  if (t.moe_shared_expert_ffn_hidden_size() > 0) {
+    m["moe_shared_expert_intermediate_size"] = t.moe_shared_expert_ffn_hidden_size();
+  }
+  m["moe_grouped_gemm"] = t.moe_grouped_gemm();
+  m["moe_token_dispatcher_type"] = t.moe_token_dispatcher() == v1::MOE_DISPATCHER_ALL_GATHER ? "allgather" : "alltoall";
+  // An integer K (every K-th block) or, with dense blocks first, one 0/1 per block.
+  if (t.moe_first_dense_layers() == 0 && t.moe_layer_freq() > 1) m["moe_layer_freq"] = t.moe_layer_freq();
+  if (t.moe_first_dense_layers() > 0) {
+    YAML::Node pattern(YAML::NodeType::Sequence);
+    pattern.SetStyle(YAML::EmitterStyle::Flow);
+    const uint32_t freq = std::max<uint32_t>(1, t.moe_layer_freq());
+    for (uint32_t i = 0; i < t.num_layers(); ++i) {
+      pattern.push_back(spec::TransformerSpec::IsMoeBlockOf(i, t.num_experts(), t.moe_first_dense_layers(), freq) ? 1
+                                                                                                                  : 0);
+    }
+    m["moe_layer_freq"] = pattern;
+  }
+}
+
 // The model's shape and vocabulary (NeMo pads model.override_vocab_size as Megatron pads --vocab-size).
 void ShapeKeys(const v1::Model& model, int64_t tp, YAML::Node& m) {
   const v1::Transformer& t = model.transformer();
@@ -83,10 +110,8 @@ void ShapeKeys(const v1::Model& model, int64_t tp, YAML::Node& m) {
   // NeMo's Llama configs spell SwiGLU fast-swiglu (launcher_scripts/conf/training/llama/*.yaml).
   m["activation"] = t.gated_mlp() ? "fast-swiglu" : "gelu";
   m["share_embeddings_and_output_weights"] = t.tied_embeddings();
-  if (t.num_experts() > 1) {
-    m["num_moe_experts"] = t.num_experts();
-    m["moe_router_topk"] = t.moe_top_k() > 0 ? t.moe_top_k() : 2;
-  }
+  if (t.no_attention_dropout()) m["attention_dropout"] = 0;  // NeMo's default is 0.1
+  if (t.num_experts() > 1) MoeKeys(t, m);
 }
 
 // How the plan lays the model out: batch, parallel sizes, recomputation.
@@ -224,7 +249,21 @@ absl::StatusOr<NemoExport> ExportNemo(const proto::PlanInputs& inputs) {
   }
   v1::Plan imported = again->plan;
   proto::ApplyFrameworkProfile(&imported, again->model);
-  CompareModels(p, in.model, again->model, "the NeMo config gives back another model");
+  v1::Model model = again->model;
+  // NeMo has no TF32 key (PyTorch Lightning's precision 32 is FP32): whether an FP32 run's GEMMs use TF32
+  // is PyTorch's switch, torch.backends.cuda.matmul.allow_tf32 (False by default since PyTorch 1.12), which
+  // TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1 turns on; NVIDIA's PyTorch images set it (docs/validation.md, the
+  // sailor set's precision row), and NeMo's container builds on them (NVIDIA/NeMo 8cfedd7,
+  // docker/Dockerfile.ci: FROM nvcr.io/nvidia/pytorch:24.07-py3).
+  if (in.model.dtype() == v1::TF32 && model.dtype() == v1::FP32) {
+    model.set_dtype(v1::TF32);
+    out.notes.push_back(
+        "model.dtype TF32: trainer.precision 32, NeMo's FP32 run (its config has no TF32 key); its GEMMs run TF32 "
+        "with TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1 in the environment, which NVIDIA's PyTorch images and NeMo's "
+        "container built on them set (elsewhere: the launcher's env_vars, or torch.backends.cuda.matmul.allow_tf32 "
+        "= True); without it they run IEEE FP32");
+  }
+  CompareModels(p, in.model, model, "the NeMo config gives back another model");
   ComparePlans(p, out.notes, in.plan, imported, "NeMo", NemoStageWhy);
   if (!p.empty()) return p.ToStatus();
   return out;

@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "base/status_macros.h"
 #include "service/interop/megatron_flags.h"
@@ -80,6 +81,27 @@ class YamlConfig {
         source_, absl::StrJoin(keys, ", ")));
   }
   bool NemoShaped() const { return model_["num_layers"].IsDefined() || model_["hidden_size"].IsDefined(); }
+  // The model section's keys that start with `prefix`, in the file's order.
+  std::vector<std::string> ModelKeys(absl::string_view prefix) const {
+    std::vector<std::string> keys;
+    for (const auto& kv : model_) {
+      const std::string key = kv.first.as<std::string>();
+      if (absl::StartsWith(key, prefix)) keys.push_back(key);
+    }
+    return keys;
+  }
+  // The values of a list at `key` (model.moe_layer_freq: [1, 0, 1, ...]); nullopt when it is not a list.
+  absl::StatusOr<std::optional<std::vector<std::string>>> List(absl::string_view key) const {
+    HETSIM_ASSIGN_OR_RETURN(const YAML::Node node, At(key));
+    if (!node.IsDefined() || !node.IsSequence()) return std::nullopt;
+    std::vector<std::string> values;
+    for (const YAML::Node& item : node) {
+      int64_t n = 0;
+      if (!item.IsScalar() || !absl::SimpleAtoi(item.Scalar(), &n)) return Error(key, "not a list of whole numbers");
+      values.push_back(item.Scalar());
+    }
+    return values;
+  }
   // Whether `key` holds OmegaConf's ??? (a value the config leaves to the command line).
   bool LeftOpen(absl::string_view key) const {
     const absl::StatusOr<YAML::Node> node = At(key);
@@ -210,6 +232,7 @@ constexpr KeyFlag kKeyFlags[] = {
     {"model.num_moe_experts", "num-experts", true},
     {"model.moe_router_topk", "moe-router-topk", true},
     {"model.make_vocab_size_divisible_by", "make-vocab-size-divisible-by", true},
+    {"model.attention_dropout", "attention-dropout", true},  // 0: no dropout in an unfused attention core
     {"model.sequence_parallel", "sequence-parallel", false},
     {"model.ub_tp_comm_overlap", "tp-comm-overlap", false},
     {"model.overlap_p2p_comm", "overlap-p2p-communication", false},
@@ -416,6 +439,41 @@ absl::StatusOr<std::string> TranslatedFlags(const YamlConfig& c, std::vector<std
   return line;
 }
 
+// NeMo's Megatron-Core GPT hands Megatron-Core every model key named after a TransformerConfig field
+// (megatron_base_model.py, build_transformer_config: `for field in fields(TransformerConfig)` takes
+// cfg[field.name]; megatron_gpt_model.py adds moe_router_topk, moe_grouped_gemm, moe_aux_loss_coeff, ...
+// with its defaults, NVIDIA/NeMo 8cfedd7), and Megatron-LM names its MoE flags after the same fields
+// (moe_grouped_gemm is --moe-grouped-gemm, moe_token_dispatcher_type --moe-token-dispatcher-type). Each
+// moe_* key is read as its flag, which the Megatron importer applies, notes or refuses; a key no Megatron
+// flag is named after is noted as not applied. A true switch is the flag; false is Megatron-Core's default.
+absl::StatusOr<std::string> MoeFlags(const YamlConfig& c, std::vector<std::string>& notes) {
+  std::string line;
+  for (const std::string& key : c.ModelKeys("moe_")) {
+    if (key == "moe_router_topk") continue;  // kKeyFlags
+    const std::string path = absl::StrCat("model.", key), flag = absl::StrReplaceAll(key, {{"_", "-"}});
+    HETSIM_ASSIGN_OR_RETURN(std::optional<std::vector<std::string>> list, c.List(path));
+    std::optional<std::string> v;
+    if (list) {
+      v = absl::StrCat("'[", absl::StrJoin(*list, ","), "]'");  // Megatron's --moe-layer-freq '[1,0,1]'
+    } else {
+      HETSIM_ASSIGN_OR_RETURN(v, c.Word(path));
+    }
+    if (!v) continue;  // null: Megatron-Core's default
+    if (KindOf(flag) == FlagKind::kUnknown) {
+      notes.push_back(
+          absl::StrFormat("%s %s: not applied (no Megatron-LM flag --%s that hetsim reads)", path, *v, flag));
+      continue;
+    }
+    bool on = false;
+    if (!absl::ascii_isdigit(static_cast<unsigned char>((*v)[0])) && absl::SimpleAtob(*v, &on)) {
+      if (on) absl::StrAppend(&line, " --", flag);
+      continue;
+    }
+    absl::StrAppend(&line, " --", flag, " ", *v);
+  }
+  return line;
+}
+
 // NeMo's fusion switches set false, as Megatron's --no-...-fusion flags (Plan.unfused_kernels). NeMo's
 // bias_activation_fusion covers GeLU and SwiGLU alike; Megatron spells it by the activation.
 absl::StatusOr<std::string> FusionFlags(const YamlConfig& c) {
@@ -562,7 +620,8 @@ absl::StatusOr<MegatronImport> ImportNemoConfig(absl::string_view yaml_text, con
   HETSIM_ASSIGN_OR_RETURN(const std::string translated, TranslatedFlags(config, notes));
   HETSIM_ASSIGN_OR_RETURN(const std::string recompute, RecomputeAndChunks(config));
   HETSIM_ASSIGN_OR_RETURN(const std::string fusions, FusionFlags(config));
-  absl::StrAppend(&line, translated, recompute, fusions);
+  HETSIM_ASSIGN_OR_RETURN(const std::string moe, MoeFlags(config, notes));
+  absl::StrAppend(&line, translated, recompute, fusions, moe);
   MegatronImportRequest placed = request;
   HETSIM_ASSIGN_OR_RETURN(std::optional<int64_t> nodes, config.Int("trainer.num_nodes"));
   HETSIM_ASSIGN_OR_RETURN(std::optional<int64_t> devices, config.Int("trainer.devices"));

@@ -124,9 +124,10 @@ TEST_CASE("export deepspeed: Megatron-DeepSpeed scripts of the corpus, imported,
           "[interop][corpus]") {
   const std::string cluster = kDsSource + "/examples/cluster-16k-h100.pbtxt";
   // {file, nodes (0: the script's own count)}: BigScience's runs with pipelines, and a ZeRO run of one stage.
-  // (BigScience's tr11f-6B3 counts the embeddings in its split, --pp-partition-method of BigScience's fork,
-  // which microsoft/Megatron-DeepSpeed's line cannot say: refused below.)
+  // BigScience's tr11f-6B3 counts the embeddings in its split (--pp-partition-method of BigScience's fork):
+  // written for that fork, in its spelling.
   const std::pair<const char*, int64_t> files[] = {{"bigscience_tr1-13B-round1.slurm", 0},
+                                                   {"bigscience_tr11f-6B3-ml.slurm", 0},
                                                    {"megatron-deepspeed_pretrain_llama2_distributed.sh", 0},
                                                    {"megatron-deepspeed_rebase_ds_pretrain_gpt_1.3B.sh", 8}};
   for (const auto& [file, nodes] : files) {
@@ -225,6 +226,8 @@ const std::pair<const char*, int> kMegatronDeepSpeedArguments[] = {
     {"--zero-stage", 1487},
     {"--deepspeed", 0},
     {"--deepspeed_config", 0},
+    {"--attention-dropout", 768},
+    {"--no-query-key-layer-scaling", 1129},
 };
 
 // A Megatron-DeepSpeed script of the corpus imported on `nodes` nodes (0: its own) of the 16K-H100 cluster,
@@ -293,6 +296,16 @@ TEST_CASE("export deepspeed: every flag written is one Megatron-DeepSpeed's argu
   gated.model.mutable_transformer()->set_vocab_size(51200 - 8 * 64);  // a multiple of 64 x TP 8, not of 128 x 8
   *gated.plan.mutable_model() = gated.model;
   plans.push_back(gated);
+  // An FP32 unfused attention core without dropout whose mask runs on a view of the scores (the Sailor
+  // set's fields): --attention-dropout 0 and --no-query-key-layer-scaling.
+  proto::PlanInputs quiet = *base;
+  quiet.model.mutable_transformer()->set_attention(v1::ATTENTION_UNFUSED);
+  quiet.model.mutable_transformer()->set_no_attention_dropout(true);
+  quiet.model.set_dtype(v1::FP32);
+  quiet.plan.set_unfused_elementwise(true);
+  quiet.plan.mutable_unfused_kernels()->set_masked_fill_on_view(true);
+  *quiet.plan.mutable_model() = quiet.model;
+  plans.push_back(quiet);
   std::set<std::string> seen;
   for (proto::PlanInputs& in : plans) {
     REQUIRE(proto::ValidatePlanInputs(in).ok());
@@ -314,10 +327,49 @@ TEST_CASE("export deepspeed: every flag written is one Megatron-DeepSpeed's argu
   }
 }
 
+// A split that counts both embeddings is BigScience's fork's (--pp-partition-method; microsoft's parser
+// refuses the flag): tr11f-6B3's line is written in that fork's spelling, every flag one its arguments.py
+// adds, and what the fork cannot run is refused flag by flag.
+TEST_CASE("export deepspeed: BigScience's split is written for BigScience's fork", "[interop][corpus]") {
+  const proto::PlanInputs tr11f = ImportedCorpusScript("bigscience_tr11f-6B3-ml.slurm", 0);
+  absl::StatusOr<DeepSpeedExport> e = ExportDeepSpeed(tr11f, "ds_config.json");
+  INFO(e.status().message());
+  REQUIRE(e.ok());
+  INFO(e->launch_line);
+  CHECK(absl::StrContains(e->launch_line, "--pp-partition-method 'type:transformer|embedding'"));
+  CHECK(absl::StrContains(e->launch_line, "--checkpoint-activations"));
+  CHECK(absl::StrContains(e->launch_line, "--pad-vocab-size-to 250880"));
+  for (const char* absent : {"--recompute-granularity", "--vocab-size", "--account-for", "--no-async-tensor"}) {
+    CHECK_FALSE(absl::StrContains(e->launch_line, absent));
+  }
+  CHECK(hetsim::testing::HasImportNote(e->notes, "written for bigscience-workshop/Megatron-DeepSpeed"));
+  // Not a flag of BigScience's fork: refused with the flag (SwiGLU, grouped-query attention), and an
+  // asynchronous tensor-parallel backward, which its layers do not run.
+  proto::PlanInputs other = tr11f;
+  other.model.mutable_transformer()->set_gated_mlp(true);
+  other.model.mutable_transformer()->set_num_kv_heads(8);
+  *other.plan.mutable_model() = other.model;
+  other.plan.set_tp_backward_overlap(true);
+  REQUIRE(proto::ValidatePlanInputs(other).ok());
+  e = ExportDeepSpeed(other, "ds_config.json");
+  REQUIRE_FALSE(e.ok());
+  const std::string message(e.status().message());
+  CHECK_THAT(message, Catch::Contains("plan: --swiglu: not a flag of bigscience-workshop/Megatron-DeepSpeed"));
+  CHECK_THAT(message, Catch::Contains("--group-query-attention: not a flag"));
+  CHECK_THAT(message, Catch::Contains("tp_backward_overlap: true: BigScience's fork"));
+}
+
 TEST_CASE("export deepspeed: what microsoft/Megatron-DeepSpeed's pipeline model cannot run is refused", "[interop]") {
-  // BigScience's split counting the embeddings (--pp-partition-method of BigScience's fork).
-  absl::StatusOr<DeepSpeedExport> e =
-      ExportDeepSpeed(ImportedCorpusScript("bigscience_tr11f-6B3-ml.slurm", 0), "ds_config.json");
+  // A split Megatron-DeepSpeed has no partition for: the first stage's blocks set apart.
+  proto::PlanInputs uneven = ImportedCorpusScript("bigscience_tr1-13B-round1.slurm", 0);
+  REQUIRE(uneven.plan.stages_size() > 2);
+  v1::Stage& s0 = *uneven.plan.mutable_stages(0);
+  v1::Stage& s1 = *uneven.plan.mutable_stages(1);
+  s0.set_num_layers(s0.num_layers() - 1);
+  s1.set_first_layer(s1.first_layer() - 1);
+  s1.set_num_layers(s1.num_layers() + 1);
+  REQUIRE(proto::ValidatePlanInputs(uneven).ok());
+  absl::StatusOr<DeepSpeedExport> e = ExportDeepSpeed(uneven, "ds_config.json");
   REQUIRE_FALSE(e.ok());
   CHECK_THAT(std::string(e.status().message()),
              Catch::Contains("Megatron-DeepSpeed's GPTModelPipe partitions the blocks evenly"));

@@ -1229,7 +1229,9 @@ TEST_CASE("import: --no-...-fusion flags are Plan.unfused_kernels, kernel by ker
                           " --no-bias-gelu-fusion --no-bias-dropout-fusion --no-masked-softmax-fusion",
                       cluster);
   CHECK(m.plan.unfused_elementwise());
-  CHECK_FALSE(m.plan.has_unfused_kernels());
+  // The line's FP32 scores, unscaled in today's Megatron: the mask runs on their view, the one field beside it.
+  CHECK(m.plan.unfused_kernels().masked_fill_on_view());
+  CHECK_FALSE(m.plan.unfused_kernels().masked_softmax());
   // Flash attention never writes the scores: --no-masked-softmax-fusion adds no pass.
   m = ImportOk("torchrun --nproc_per_node 8 --nnodes 1 " + base.substr(0, base.find(" --transformer-impl")) +
                    " --use-flash-attn --no-masked-softmax-fusion",

@@ -159,3 +159,20 @@ TEST_CASE("export nemo: ZeRO-2, a vocabulary TP does not divide and blocking int
   const NemoExport e = Exported(blocking);
   CHECK(hetsim::testing::HasImportNote(e.notes, "blocking_p2p: not exported (true in the plan"));
 }
+
+// NeMo has no TF32 key: trainer.precision 32 is its FP32 run, whose GEMMs run TF32 where PyTorch allows it
+// (NVIDIA's PyTorch images, NeMo's container's base, set TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1). A TF32 plan
+// exports as precision 32 with that note (it was refused as "another model": FP32 read back).
+TEST_CASE("export nemo: a TF32 plan is NeMo's precision 32, its TF32 GEMMs noted", "[interop][nemo]") {
+  hetsim::proto::PlanInputs in = Example("megatron-39b", "a100-512");
+  in.model.set_dtype(v1::TF32);
+  const NemoExport e = Exported(in);
+  const YAML::Node root = YAML::Load(e.yaml);
+  CHECK(root["trainer"]["precision"].as<std::string>() == "32");
+  CHECK_FALSE(root["model"]["optim"]["grad_sync_dtype"].IsDefined());
+  CHECK(hetsim::testing::HasImportNote(e.notes, "model.dtype TF32: trainer.precision 32"));
+  CHECK(hetsim::testing::HasImportNote(e.notes, "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1"));
+  // An FP32 plan is precision 32 without the note.
+  in.model.set_dtype(v1::FP32);
+  CHECK_FALSE(hetsim::testing::HasImportNote(Exported(in).notes, "TF32"));
+}

@@ -151,3 +151,60 @@ TEST_CASE("import nemo: use_flash_attention and the layer spec NeMo builds", "[i
       import("megatron_gemma2", "  mcore_gpt: true\n  transformer_engine: true\n  use_flash_attention: true\n");
   CHECK(gemma2.model.transformer().attention() == v1::ATTENTION_UNFUSED);
 }
+
+namespace {
+
+hetsim::interop::MegatronImport ImportCorpusNemo(const char* file, const std::string& text = "") {
+  const std::string path = hetsim::testing::CorpusFile("launch-corpus", file).string();
+  auto r = ImportNemo(text.empty() ? hetsim::testing::ImportTestText(path) : text, hetsim::testing::ImportTestCluster(),
+                      {}, file);
+  INFO(file << ": " << r.status());
+  REQUIRE(r.ok());
+  return *std::move(r);
+}
+
+}  // namespace
+
+// The launcher's MoE configs set Megatron-Core's moe_* fields, which NeMo passes on by name: read as
+// `import megatron` reads the flags of the same names (it priced Mixtral's all-to-all as the allgather
+// dispatcher, Grok-1's grouped GEMM as one GEMM per expert).
+TEST_CASE("import nemo: the moe_* keys of the launcher's Mixtral and Grok-1 configs", "[interop][nemo][corpus]") {
+  // Mixtral 8x7B: alltoall, moe_grouped_gemm false, capacity factor 1.0 with padding, an auxiliary loss.
+  const hetsim::interop::MegatronImport mixtral = ImportCorpusNemo("nemo-launcher_mixtral_8x7b.yaml");
+  const v1::Transformer& t = mixtral.model.transformer();
+  CHECK(t.num_experts() == 8);
+  CHECK(t.moe_top_k() == 2);
+  CHECK(t.moe_token_dispatcher() == v1::MOE_DISPATCHER_ALL_TO_ALL);
+  CHECK_FALSE(t.moe_grouped_gemm());
+  CHECK(hetsim::testing::HasImportNote(mixtral.notes, "not modelled (ignored): --moe-expert-capacity-factor 1.0"));
+  CHECK(hetsim::testing::HasImportNote(mixtral.notes, "--moe-pad-expert-input-to-capacity"));
+  CHECK(hetsim::testing::HasImportNote(mixtral.notes, "--moe-token-dispatcher-type alltoall"));
+  CHECK_FALSE(hetsim::testing::HasImportNote(mixtral.notes, "not applied"));
+  // Mixtral 8x3B: the same keys.
+  const hetsim::interop::MegatronImport small = ImportCorpusNemo("nemo-launcher_mixtral_8x3b.yaml");
+  CHECK(small.model.transformer().moe_token_dispatcher() == v1::MOE_DISPATCHER_ALL_TO_ALL);
+  CHECK_FALSE(small.model.transformer().moe_grouped_gemm());
+  // Grok-1's proxy: grouped GEMM and alltoall.
+  const hetsim::interop::MegatronImport grok = ImportCorpusNemo("nemo-launcher_grok1_proxy.yaml");
+  CHECK(grok.model.transformer().moe_grouped_gemm());
+  CHECK(grok.model.transformer().moe_token_dispatcher() == v1::MOE_DISPATCHER_ALL_TO_ALL);
+  CHECK(grok.model.transformer().num_experts() == 8);
+  // Without the dispatcher key, Megatron-Core's default (allgather); a list moe_layer_freq is Megatron's
+  // --moe-layer-freq list (the first block dense); a moe_* key no Megatron flag is named after is noted.
+  std::string text = hetsim::testing::ImportTestText(
+      hetsim::testing::CorpusFile("launch-corpus", "nemo-launcher_mixtral_8x7b.yaml").string());
+  const std::string dispatcher = "  moe_token_dispatcher_type: alltoall\n";
+  REQUIRE(text.find(dispatcher) != std::string::npos);
+  std::string layers = "[0";
+  for (int i = 1; i < 32; ++i) layers += ", 1";
+  text.replace(text.find(dispatcher), dispatcher.size(),
+               absl::StrCat("  moe_layer_freq: ", layers, "]\n  moe_frobnication: 3\n"));
+  const hetsim::interop::MegatronImport edited = ImportCorpusNemo("nemo-launcher_mixtral_8x7b.yaml", text);
+  CHECK(edited.model.transformer().moe_token_dispatcher() == v1::MOE_DISPATCHER_ALL_GATHER);
+  CHECK(edited.model.transformer().moe_first_dense_layers() == 1);
+  CHECK(hetsim::testing::HasImportNote(edited.notes, "model.moe_frobnication 3: not applied"));
+  // A moe_layer_freq list of other things is refused by key.
+  std::string bad = text;
+  bad.replace(bad.find("moe_layer_freq: [0"), 18, "moe_layer_freq: [x");
+  CHECK_THAT(NemoRefusal(bad), Catch::Contains("model.moe_layer_freq: not a list of whole numbers"));
+}
