@@ -83,6 +83,8 @@ absl::StatusOr<SearchedStage> PriceMixedStageOfPlan(GroupProfilers& profilers, c
     g.tensor_parallel = rg.tensor_parallel;
     g.data_parallel = rg.data_parallel;
     g.share = rg.micro_batch_share;
+    g.expert_parallel = rg.expert_parallel;
+    g.expert_tensor_parallel = rg.expert_tensor_parallel;
   }
   std::optional<SearchedStage> s = PriceMixedStage(profilers, static_cast<const spec::StageParallelism&>(st),
                                                    std::move(groups), st.first_layer, st.num_layers);
