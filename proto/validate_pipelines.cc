@@ -198,7 +198,8 @@ void CheckGroupExpertSplits(Problems& p, const Plan& plan) {
       const Stage& st = plan.pipelines(i).stages(s);
       for (int g = 0; g < st.replica_groups_size(); ++g) {
         const hetsim::v1::ReplicaGroup& rg = st.replica_groups(g);
-        if (FinestExperts(st) == std::make_pair(GroupExpertParallel(st, rg), GroupExpertTensorParallel(st, rg))) continue;
+        if (FinestExperts(st) == std::make_pair(GroupExpertParallel(st, rg), GroupExpertTensorParallel(st, rg)))
+          continue;
         p.Add(absl::StrFormat("pipelines[%d].stages[%d].replica_groups[%d].expert_parallel", i, s, g),
               "EP %d x ETP %d of its own beside the stage's EP %d x ETP %d: in a plan of pipelines every group of a "
               "stage lays the experts out as the stage does (a layer range's experts are priced and sharded at one "

@@ -59,7 +59,8 @@ void AppendReplicaGroups(const v1::Report& r, std::string& out) {
                             g.forward_ms_per_microbatch(), g.backward_ms_per_microbatch(), g.compute_busy_ms(),
                             g.idle_ms(), g.peak_memory_gib(), g.oom() ? "  OOM" : "");
       // MoE: the group's own expert layout.
-      if (g.expert_parallel() > 0) absl::StrAppendFormat(&out, "  EP %d ETP %d", g.expert_parallel(), g.expert_tensor_parallel());
+      if (g.expert_parallel() > 0)
+        absl::StrAppendFormat(&out, "  EP %d ETP %d", g.expert_parallel(), g.expert_tensor_parallel());
       out += "\n";
     }
   }
