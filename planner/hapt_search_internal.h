@@ -56,6 +56,9 @@ struct SearchedGroup {
   int first_node = 0, first_gpu = 0;
   int tensor_parallel = 1, data_parallel = 1;
   uint64_t share = 0;
+  // MoE: the group's own expert layout over its GPUs (ReplicaGroup.expert_parallel, _tensor_parallel);
+  // 0 = the stage's. PriceMixedStage writes both.
+  int expert_parallel = 0, expert_tensor_parallel = 0;
   StageOption option;
   // An interleaved stage's chunks (SearchedStage::chunks): each one's activations on this group's GPUs.
   std::vector<int64_t> chunk_activation_bytes;

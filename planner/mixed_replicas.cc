@@ -40,19 +40,38 @@ std::optional<SearchedStage> PriceMixedStage(GroupProfilers& profilers, const In
   s.first_layer = s.first_group = first;
   s.num_layers = count;
   s.last_group = first + count - 1;
-  // MoE: each group lays the stage's experts out over its own GPUs (ETP x EP of them a copy; ETP the
-  // stage's or its largest TP), their states sharded over every group's copies, as the simulator's
-  // GroupConfig.
+  // MoE: each group lays the experts out over its own GPUs at its own EP and ETP (its own, else the
+  // stage's; ETP the stage's or its largest TP), ETP x EP of them a copy, their states sharded over every
+  // group's copies; the stage's layout is the finest group's (the largest ETP x EP), as the simulator's
+  // GroupConfig and StageLayout::ExpertDataGroup.
+  const bool moe = profilers.base().model().num_experts() > 1;
   IntraStageConfig experts = stage;
   experts.expert_parallel = std::max(1, stage.expert_parallel);
   experts.expert_tensor_parallel = stage.expert_tensor_parallel > 0 ? stage.expert_tensor_parallel : finest;
   experts.expert_data_parallel = std::max(1, gpus / (experts.expert_tensor_parallel * experts.expert_parallel));
-  const bool moe = profilers.base().model().num_experts() > 1;
+  if (moe) {
+    const IntraStageConfig own = experts;
+    int copies = 0, block = 0;
+    for (SearchedGroup& g : groups) {
+      if (g.expert_parallel <= 0) g.expert_parallel = own.expert_parallel;
+      if (g.expert_tensor_parallel <= 0) g.expert_tensor_parallel = own.expert_tensor_parallel;
+      copies += g.shape.gpus() / (g.expert_parallel * g.expert_tensor_parallel);
+      if (g.expert_parallel * g.expert_tensor_parallel > block) {
+        block = g.expert_parallel * g.expert_tensor_parallel;
+        experts.expert_parallel = g.expert_parallel;
+        experts.expert_tensor_parallel = g.expert_tensor_parallel;
+      }
+    }
+    experts.expert_data_parallel = std::max(1, copies);
+  }
   for (SearchedGroup& g : groups) {
     IntraStageConfig cfg = experts;
     cfg.tensor_parallel = g.tensor_parallel;
     cfg.sequence_parallel = stage.sequence_parallel && g.tensor_parallel > 1;  // Megatron-LM's: off at TP 1
-    if (!moe) {  // a dense model's groups: ETP is each group's TP (no experts to lay out)
+    if (moe) {
+      cfg.expert_parallel = g.expert_parallel;
+      cfg.expert_tensor_parallel = g.expert_tensor_parallel;
+    } else {  // a dense model's groups: ETP is each group's TP (no experts to lay out)
       cfg.expert_tensor_parallel = 0;
       cfg.expert_data_parallel = 0;
     }
@@ -110,11 +129,21 @@ double MixedRing::BytesPerS() const {
   return rate;
 }
 
+namespace {
+
+// MoE: group g's own ETP x EP (PriceMixedStage wrote it), else the stage's `expert_block`.
+int OwnExpertBlock(const SearchedGroup& g, int expert_block) {
+  return g.expert_parallel > 0 && g.expert_tensor_parallel > 0 ? g.expert_parallel * g.expert_tensor_parallel
+                                                               : expert_block;
+}
+
+}  // namespace
+
 MixedRing MixedRingOf(const ClusterModel& cluster, const std::vector<SearchedGroup>& groups, int expert_block) {
   MixedRing out;
   int finest = 1;
   for (const SearchedGroup& g : groups) {
-    out.replicas += expert_block > 0 ? g.shape.gpus() / expert_block : g.data_parallel;
+    out.replicas += expert_block > 0 ? g.shape.gpus() / std::max(1, OwnExpertBlock(g, expert_block)) : g.data_parallel;
     finest = std::max(finest, g.tensor_parallel);
   }
   // The experts: ETP x EP rings, one per expert rank, each GPU in one of them.
@@ -127,13 +156,16 @@ MixedRing MixedRingOf(const ClusterModel& cluster, const std::vector<SearchedGro
       out.one_node ? &cluster.island(groups.front().island).IntraRing(out.replicas, busy) : nullptr;
   for (const SearchedGroup& g : groups) {
     const IslandModel& im = cluster.island(g.island);
-    if (expert_block > 0) {
+    const int own_block = expert_block > 0 ? std::max(1, OwnExpertBlock(g, expert_block)) : 0;
+    if (expert_block > 0 && own_block == expert_block) {  // the finest expert split's shard
       out.bytes = std::max(out.bytes, static_cast<double>(g.option.expert_grad_sync_bytes));
-    } else if (g.tensor_parallel == finest) {
+    } else if (expert_block == 0 && g.tensor_parallel == finest) {
       out.bytes = std::max(out.bytes, static_cast<double>(g.option.grad_sync_bytes));
     }
-    // A GPU of a coarser group joins finest / t_g rings through its own NIC share (one node: its links).
-    const double shards = expert_block > 0 ? 1.0 : static_cast<double>(finest) / g.tensor_parallel;
+    // A GPU of a coarser group joins finest / t_g rings (the experts': block / its own block) through its
+    // own NIC share (one node: its links).
+    const double shards = expert_block > 0 ? static_cast<double>(expert_block) / own_block
+                                           : static_cast<double>(finest) / g.tensor_parallel;
     if (intra != nullptr) {
       out.hop_bytes_per_s.push_back(intra->bytes_per_s / shards);
       out.latency = intra->latency;
@@ -370,6 +402,8 @@ spec::StageSpec MixedStageSpec(const ClusterModel& cluster, const SearchedStage&
     rg.tensor_parallel = g.tensor_parallel;
     rg.data_parallel = g.data_parallel;
     rg.micro_batch_share = g.share;
+    rg.expert_parallel = g.expert_parallel;
+    rg.expert_tensor_parallel = g.expert_tensor_parallel;
   }
   out.mesh = out.replica_groups.front().mesh;
   return out;
@@ -495,6 +529,39 @@ std::vector<std::vector<int>> TensorParallelChoices(const Profiler& prof, const 
   return out;
 }
 
+// MoE: every expert layout per group (the cartesian product), each group's from the profiler's
+// ExpertLayouts on its own GPUs (EP a power of two dividing the experts and the group's GPUs, or the
+// plan's forced layout), at ETP 1 where the profiler leaves it to TP: powers of two nest, so the finest
+// group's EP is a multiple of every group's (proto/validate_replica_groups.cc). One empty choice for a
+// dense model (its groups keep no expert layout).
+std::vector<std::vector<std::pair<int, int>>> ExpertChoices(const Profiler& prof,
+                                                            const std::vector<SearchedGroup>& places) {
+  std::vector<std::vector<std::pair<int, int>>> out = {{}};
+  if (prof.model().num_experts() <= 1) return out;
+  for (const SearchedGroup& g : places) {
+    std::vector<std::vector<std::pair<int, int>>> next;
+    for (const std::vector<std::pair<int, int>>& prefix : out) {
+      for (const auto& [ep, etp] : prof.ExpertLayouts(g.shape.gpus(), g.shape.gpus_per_node)) {
+        next.push_back(prefix);
+        next.back().emplace_back(ep, std::max(1, etp));
+      }
+    }
+    out = std::move(next);
+  }
+  std::erase_if(out, [&](const std::vector<std::pair<int, int>>& layouts) {
+    int ep = 1, etp = 1;
+    for (const auto& [e, t] : layouts) {
+      if (e * t > ep * etp) std::tie(ep, etp) = std::make_pair(e, t);
+    }
+    for (size_t g = 0; g < layouts.size(); ++g) {
+      const auto [e, t] = layouts[g];
+      if (ep % e != 0 || etp % t != 0 || places[g].shape.gpus() % (e * t) != 0) return true;
+    }
+    return false;
+  });
+  return out;
+}
+
 // The fastest mixed stage of layers [first, first + count) on `places` whose every group holds
 // `in_flight` microbatches of `micro_batch` samples: by time, then gradient synchronisation.
 std::optional<SearchedStage> BestMixedStage(GroupProfilers& profilers, const std::vector<SearchedGroup>& places,
@@ -505,6 +572,9 @@ std::optional<SearchedStage> BestMixedStage(GroupProfilers& profilers, const std
     if (prof.model().is_transformer()) recomputes.push_back(spec::Recompute::kSelective);
     recomputes.push_back(spec::Recompute::kFull);
   }
+  // An MoE model's groups of TP > 1 run with sequence parallelism, as Megatron-LM's MoE layer requires.
+  const bool moe = prof.model().num_experts() > 1;
+  const std::vector<std::vector<std::pair<int, int>>> expert_choices = ExpertChoices(prof, places);
   std::optional<SearchedStage> best;
   for (const std::vector<int>& tps : TensorParallelChoices(prof, places)) {
     std::vector<SearchedGroup> groups = places;
@@ -517,16 +587,20 @@ std::optional<SearchedStage> BestMixedStage(GroupProfilers& profilers, const std
     std::vector<uint64_t> shares;
     ForEachShareSplit(replicas, micro_batch, shares, [&](const std::vector<uint64_t>& split) {
       for (size_t g = 0; g < groups.size(); ++g) groups[g].share = split[g];
-      for (int zero = 0; zero <= (prof.options().search_zero ? 2 : 0); ++zero) {
-        for (spec::Recompute rc : recomputes) {
-          const IntraStageConfig stage{.zero_stage = zero, .recompute = rc};
-          std::optional<SearchedStage> s = PriceMixedStage(profilers, stage, groups, first, count);
-          if (!s || s->option.max_in_flight < in_flight) continue;
-          if (best && std::make_tuple(s->option.total(), s->option.grad_sync) >=
-                          std::make_tuple(best->option.total(), best->option.grad_sync)) {
-            continue;
+      for (const std::vector<std::pair<int, int>>& layouts : expert_choices) {
+        for (size_t g = 0; g < layouts.size(); ++g)
+          std::tie(groups[g].expert_parallel, groups[g].expert_tensor_parallel) = layouts[g];
+        for (int zero = 0; zero <= (prof.options().search_zero ? 2 : 0); ++zero) {
+          for (spec::Recompute rc : recomputes) {
+            const IntraStageConfig stage{.zero_stage = zero, .recompute = rc, .sequence_parallel = moe};
+            std::optional<SearchedStage> s = PriceMixedStage(profilers, stage, groups, first, count);
+            if (!s || s->option.max_in_flight < in_flight) continue;
+            if (best && std::make_tuple(s->option.total(), s->option.grad_sync) >=
+                            std::make_tuple(best->option.total(), best->option.grad_sync)) {
+              continue;
+            }
+            best = std::move(s);
           }
-          best = std::move(s);
         }
       }
     });

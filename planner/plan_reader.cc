@@ -100,6 +100,8 @@ absl::StatusOr<std::vector<SearchedGroup>> GroupsOfStage(const ClusterModel& clu
     g.tensor_parallel = rg.tensor_parallel;
     g.data_parallel = rg.data_parallel;
     g.share = rg.micro_batch_share;
+    g.expert_parallel = rg.expert_parallel;
+    g.expert_tensor_parallel = rg.expert_tensor_parallel;
   }
   return groups;
 }

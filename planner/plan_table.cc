@@ -24,16 +24,19 @@ std::string RecomputeName(const spec::StageSpec& st) {
 
 // A mixed stage's line names "mixed" for its island; a line per replica group follows with its mesh, TP x
 // DP, the samples each replica computes and its own passes and memory.
-void AppendReplicaGroups(const spec::StageSpec& st, const planner::StagePrediction& sp, std::string& s) {
+void AppendReplicaGroups(const spec::StageSpec& st, const planner::StagePrediction& sp, bool moe, std::string& s) {
   for (size_t g = 0; g < st.replica_groups.size() && g < sp.groups.size(); ++g) {
     const spec::ReplicaGroupSpec& rg = st.replica_groups[g];
     const planner::StagePrediction::Group& pg = sp.groups[g];
     const std::string mesh = absl::StrFormat("%dx%d@%d.%d", rg.mesh.node_count, rg.mesh.gpus_per_node,
                                              rg.mesh.first_node, rg.mesh.first_gpu);
-    absl::StrAppendFormat(&s, "  group %-3d %-14s %-8s %3d %3d share %d samples/replica %9.3f %9.3f %7.2f/%-7.2f\n", g,
+    absl::StrAppendFormat(&s, "  group %-3d %-14s %-8s %3d %3d share %d samples/replica %9.3f %9.3f %7.2f/%-7.2f", g,
                           rg.mesh.island, mesh, rg.tensor_parallel, rg.data_parallel, rg.micro_batch_share,
                           Ms(pg.forward), Ms(pg.backward), BytesToGib(static_cast<double>(pg.peak_bytes)),
                           BytesToGib(static_cast<double>(pg.capacity_bytes)));
+    // MoE: the group's own expert layout (ReplicaGroup.expert_parallel and expert_tensor_parallel).
+    if (moe) absl::StrAppendFormat(&s, "  EPxETP %dx%d", st.GroupExpertParallel(rg), st.GroupExpertTensorParallel(rg));
+    s += "\n";
   }
 }
 
@@ -49,7 +52,7 @@ void AppendStage(const spec::StageSpec& st, const planner::StagePrediction& sp, 
                         st.data_parallel, experts, st.zero_stage, RecomputeName(st), sp.warmup, Ms(sp.forward),
                         Ms(sp.backward), Ms(sp.t), Ms(sp.comm), BytesToGib(static_cast<double>(sp.peak_bytes)),
                         BytesToGib(static_cast<double>(sp.capacity_bytes)));
-  AppendReplicaGroups(st, sp, s);
+  AppendReplicaGroups(st, sp, moe, s);
 }
 
 }  // namespace

@@ -326,12 +326,13 @@ bool MixesGpuTypes(const spec::ClusterSpec& cluster) {
 }
 
 // HAPT's mixed-replicas family (planner/mixed_replicas.h) over the micro-batch sizes, at CP 1, on a
-// cluster of more than one GPU type and a dense model: the best by predicted iteration.
+// cluster of more than one GPU type (an MoE model's groups each with their own expert layout): the best
+// by predicted iteration.
 BestCandidate SearchMixed(const PlanRequest& request, const workload::ModelCost& cost, const ClusterModel& cluster,
                           const std::vector<int>& cp_degrees, const std::vector<uint64_t>& sizes) {
   BestCandidate best;
   const bool searched = request.search_mixed_replicas && request.planner == PlannerKind::kHapt &&
-                        MixesGpuTypes(request.cluster) && cost.num_experts() <= 1 &&
+                        MixesGpuTypes(request.cluster) &&
                         std::find(cp_degrees.begin(), cp_degrees.end(), 1) != cp_degrees.end();
   if (!searched) return best;
   for (uint64_t mbs : sizes) {
@@ -354,6 +355,10 @@ std::string SharesOf(const spec::StageSpec& st) {
   for (const spec::ReplicaGroupSpec& g : st.replica_groups) {
     parts.push_back(absl::StrFormat("%s TP %d x %d replicas of %d samples", g.mesh.island, g.tensor_parallel,
                                     g.data_parallel, g.micro_batch_share));
+    // MoE: the group's own expert layout (the planner writes it only for an MoE model).
+    if (g.expert_parallel > 0) {
+      parts.back() += absl::StrFormat(" at EP %d x ETP %d", g.expert_parallel, std::max(1, g.expert_tensor_parallel));
+    }
   }
   return absl::StrJoin(parts, " + ");
 }

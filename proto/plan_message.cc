@@ -43,6 +43,11 @@ void WriteReplicaGroups(const spec::StageSpec& st, hetsim::v1::Stage& out) {
     rg.set_tensor_parallel(g.tensor_parallel);
     if (g.data_parallel > 1) rg.set_data_parallel(g.data_parallel);
     rg.set_micro_batch_share(g.micro_batch_share);
+    // MoE: a group's own expert layout where it is not the stage's (the finest group's).
+    if (g.expert_parallel > 0 && g.expert_parallel != st.expert_parallel) rg.set_expert_parallel(g.expert_parallel);
+    if (g.expert_tensor_parallel > 0 && g.expert_tensor_parallel != st.ExpertTensorParallel()) {
+      rg.set_expert_tensor_parallel(g.expert_tensor_parallel);
+    }
   }
 }
 

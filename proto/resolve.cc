@@ -228,6 +228,23 @@ void ResolveReplicaGroups(const hetsim::v1::Stage& stage, spec::StageSpec& s) {
   // stage's or, as Megatron-LM defaults it to TP, the largest TP (proto/validate_replica_groups.cc checks
   // that ETP x EP divides each group's GPUs).
   if (stage.expert_tensor_parallel() == 0) s.expert_tensor_parallel = s.tensor_parallel;
+  // A group may lay them out its own way (ReplicaGroup.expert_parallel, expert_tensor_parallel); the stage's
+  // become the finest group's (the largest ETP x EP, whose EP and ETP every group's divide: checked), the
+  // split its expert shards reduce by, as the largest TP is the dense shards'.
+  int finest_ep = 1, finest_etp = 1;
+  for (size_t i = 0; i < s.replica_groups.size(); ++i) {
+    spec::ReplicaGroupSpec& g = s.replica_groups[i];
+    const hetsim::v1::ReplicaGroup& own = stage.replica_groups(static_cast<int>(i));
+    g.expert_parallel = own.expert_parallel() > 0 ? static_cast<int>(own.expert_parallel()) : s.expert_parallel;
+    g.expert_tensor_parallel =
+        own.expert_tensor_parallel() > 0 ? static_cast<int>(own.expert_tensor_parallel()) : s.expert_tensor_parallel;
+    if (g.expert_parallel * g.expert_tensor_parallel > finest_ep * finest_etp) {
+      finest_ep = g.expert_parallel;
+      finest_etp = g.expert_tensor_parallel;
+    }
+  }
+  s.expert_parallel = finest_ep;
+  s.expert_tensor_parallel = finest_etp;
 }
 
 }  // namespace

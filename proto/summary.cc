@@ -69,7 +69,12 @@ void AppendMixedStage(const Stage& s, int i, std::string& out) {
   uint32_t largest_tp = 1;
   for (const ReplicaGroup& g : s.replica_groups())
     largest_tp = std::max(largest_tp, spec::DegreeOrOne(g.tensor_parallel()));
-  if (proto::ExpertParallel(s) > 1 || proto::ExpertTensorParallel(s) != largest_tp) {
+  bool own = false;  // a group with its own expert layout (ReplicaGroup.expert_parallel / _tensor_parallel)
+  for (const ReplicaGroup& g : s.replica_groups()) own |= g.expert_parallel() > 0 || g.expert_tensor_parallel() > 0;
+  if (own) {
+    const auto [ep, etp] = proto::FinestExperts(s);
+    absl::StrAppendFormat(&out, "  experts per group, finest EP %d ETP %d", ep, etp);
+  } else if (proto::ExpertParallel(s) > 1 || proto::ExpertTensorParallel(s) != largest_tp) {
     absl::StrAppendFormat(&out, "  EP %d ETP %d in each group", proto::ExpertParallel(s),
                           proto::ExpertTensorParallel(s));
   }
@@ -77,10 +82,15 @@ void AppendMixedStage(const Stage& s, int i, std::string& out) {
   out += "\n";
   for (const ReplicaGroup& g : s.replica_groups()) {
     const Mesh& m = g.mesh();
-    absl::StrAppendFormat(&out, "    group %-8s nodes %d..%d GPUs %d..%d  TP %d DP %d  share %d\n", m.island(),
+    absl::StrAppendFormat(&out, "    group %-8s nodes %d..%d GPUs %d..%d  TP %d DP %d  share %d", m.island(),
                           m.first_node(), m.first_node() + m.node_count() - 1, m.first_gpu(),
                           m.first_gpu() + m.gpus_per_node() - 1, spec::DegreeOrOne(g.tensor_parallel()),
                           spec::DegreeOrOne(g.data_parallel()), g.micro_batch_share());
+    if (own) {
+      absl::StrAppendFormat(&out, "  EP %d ETP %d", proto::GroupExpertParallel(s, g),
+                            proto::GroupExpertTensorParallel(s, g));
+    }
+    out += "\n";
   }
 }
 

@@ -189,11 +189,35 @@ void CheckShardSplits(Problems& p, const Plan& plan, int layer_count) {
   }
 }
 
+void CheckGroupExpertSplits(Problems& p, const Plan& plan) {
+  // A mixed holder's groups at layouts of their own (ReplicaGroup.expert_parallel, _tensor_parallel): its
+  // range's price and states take one EP x ETP per holder (planner/layer_ranges.cc, the simulator's
+  // layer_range_shards), so every group of a holder keeps the stage's.
+  for (int i = 0; i < plan.pipelines_size(); ++i) {
+    for (int s = 0; s < plan.pipelines(i).stages_size(); ++s) {
+      const Stage& st = plan.pipelines(i).stages(s);
+      for (int g = 0; g < st.replica_groups_size(); ++g) {
+        const hetsim::v1::ReplicaGroup& rg = st.replica_groups(g);
+        if (FinestExperts(st) == std::make_pair(GroupExpertParallel(st, rg), GroupExpertTensorParallel(st, rg)))
+          continue;
+        p.Add(absl::StrFormat("pipelines[%d].stages[%d].replica_groups[%d].expert_parallel", i, s, g),
+              "EP %d x ETP %d of its own beside the stage's EP %d x ETP %d: in a plan of pipelines every group of a "
+              "stage lays the experts out as the stage does (a layer range's experts are priced and sharded at one "
+              "layout per holder)",
+              GroupExpertParallel(st, rg), GroupExpertTensorParallel(st, rg), FinestExperts(st).first,
+              FinestExperts(st).second);
+      }
+    }
+  }
+}
+
 // MoE: a layer range's experts reduce over the GPUs that hold the same expert shard in every pipeline
 // (sim/executor/layer_range_sync.h), so every stage holding a layer lays its experts out alike: one
-// expert_parallel and one expert_tensor_parallel per layer (ETP defaults to the stage's TP).
+// expert_parallel and one expert_tensor_parallel per layer (ETP defaults to the stage's TP; a mixed
+// stage's, its finest group's).
 void CheckExpertSplits(Problems& p, const Plan& plan, const hetsim::v1::Model& model, int layer_count) {
   if (!model.has_transformer() || model.transformer().num_experts() <= 1) return;
+  CheckGroupExpertSplits(p, plan);
   absl::flat_hash_set<std::string> reported;
   for (int layer = 0; layer < layer_count; ++layer) {
     const Stage* first = nullptr;
@@ -207,17 +231,15 @@ void CheckExpertSplits(Problems& p, const Plan& plan, const hetsim::v1::Model& m
         first_pipeline = i;
         continue;
       }
-      if (ExpertParallel(st) == ExpertParallel(*first) && ExpertTensorParallel(st) == ExpertTensorParallel(*first)) {
-        continue;
-      }
+      if (FinestExperts(st) == FinestExperts(*first)) continue;
       const std::string at = absl::StrFormat("pipelines[%d].stages[%d].expert_parallel", i, s);
       if (!reported.insert(at).second) continue;
       p.Add(at,
             "EP %d x ETP %d, but pipelines[%d] holds layer %d at EP %d x ETP %d: the experts' gradients reduce over "
             "the GPUs holding the same expert shard in every pipeline, so every stage holding a layer lays its experts "
             "out alike (expert_tensor_parallel defaults to the stage's tensor_parallel)",
-            ExpertParallel(st), ExpertTensorParallel(st), first_pipeline, layer, ExpertParallel(*first),
-            ExpertTensorParallel(*first));
+            FinestExperts(st).first, FinestExperts(st).second, first_pipeline, layer, FinestExperts(*first).first,
+            FinestExperts(*first).second);
     }
   }
 }

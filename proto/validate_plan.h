@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <utility>
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
@@ -48,6 +49,24 @@ inline uint32_t ExpertTensorParallel(const hetsim::v1::Stage& s) {
   for (const hetsim::v1::ReplicaGroup& g : s.replica_groups())
     tp = std::max(tp, spec::DegreeOrOne(g.tensor_parallel()));
   return spec::ExpertTensorParallelOr(s.expert_tensor_parallel(), tp);
+}
+// A mixed stage's group's expert layout: its own (ReplicaGroup.expert_parallel, expert_tensor_parallel) or
+// the stage's; and the stage's finest, as the resolver's (the group of the largest ETP x EP).
+inline uint32_t GroupExpertParallel(const hetsim::v1::Stage& s, const hetsim::v1::ReplicaGroup& g) {
+  return g.expert_parallel() > 0 ? g.expert_parallel() : ExpertParallel(s);
+}
+inline uint32_t GroupExpertTensorParallel(const hetsim::v1::Stage& s, const hetsim::v1::ReplicaGroup& g) {
+  return g.expert_tensor_parallel() > 0 ? g.expert_tensor_parallel() : ExpertTensorParallel(s);
+}
+inline std::pair<uint32_t, uint32_t> FinestExperts(const hetsim::v1::Stage& s) {
+  std::pair<uint32_t, uint32_t> out = {ExpertParallel(s), ExpertTensorParallel(s)};
+  if (s.replica_groups_size() == 0) return out;
+  out = {1, 1};
+  for (const hetsim::v1::ReplicaGroup& g : s.replica_groups()) {
+    const uint64_t ep = GroupExpertParallel(s, g), etp = GroupExpertTensorParallel(s, g);
+    if (ep * etp > uint64_t{out.first} * out.second) out = {static_cast<uint32_t>(ep), static_cast<uint32_t>(etp)};
+  }
+  return out;
 }
 inline uint32_t ContextParallel(const hetsim::v1::Plan& p) { return spec::DegreeOrOne(p.context_parallel()); }
 inline hetsim::v1::ContextParallelComm ContextParallelCommProto(spec::ContextParallelComm c) {

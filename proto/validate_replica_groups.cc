@@ -34,39 +34,38 @@ void CheckMixedStageFields(Problems& p, const Plan& plan, const Stage& s, const 
   }
 }
 
-// MoE: each group lays the stage's experts out over its own GPUs, ETP x EP of them holding one copy, and
-// the experts' gradients reduce over expert rank e of every copy in every group (sim/executor/setup.h,
-// StageLayout::ExpertDataGroup), so ETP x EP divides every group's GPUs; the rest are a plain stage's
-// rules (base/spec/stage_rules.cc), ETP defaulting to the largest TP (ExpertTensorParallel).
-void CheckMixedExperts(Problems& p, const Model& model, const Stage& s, const std::string& at) {
-  const uint32_t ep = ExpertParallel(s), etp = ExpertTensorParallel(s);
-  if (!CheckDegreeRanges(p, at,
-                         {{"expert_parallel", ep, limits::kMaxDegree},
-                          {"expert_tensor_parallel", s.expert_tensor_parallel(), limits::kMaxDegree}})) {
-    return;
-  }
-  const uint32_t experts = model.has_transformer() ? model.transformer().num_experts() : 0;
-  if (experts <= 1) {
-    if (ep > 1) p.Add(at + "expert_parallel", "%d needs a mixture-of-experts model (num_experts > 1)", ep);
-    if (s.expert_tensor_parallel() != 0) {
-      p.Add(at + "expert_tensor_parallel", "%d needs a mixture-of-experts model (num_experts > 1)",
-            s.expert_tensor_parallel());
-    }
-    return;
-  }
-  if (experts % ep != 0) p.Add(at + "expert_parallel", "%d does not divide num_experts %d", ep, experts);
-  if (const uint64_t ffn = ExpertFfnHiddenSize(model.transformer()); ffn != 0 && ffn % etp != 0) {
-    p.Add(at + "expert_tensor_parallel", "%d does not divide expert_ffn_hidden_size %d", etp, ffn);
-  }
+// MoE: each group lays the experts out over its own GPUs at its own EP and ETP (ReplicaGroup's, else the
+// stage's), ETP x EP of them holding one copy, so ETP x EP divides the group's GPUs; the experts'
+// gradients reduce per shard of the finest split (the largest ETP x EP) over every copy in every group
+// (sim/executor/setup.h, StageLayout::ExpertDataGroup), so every group's EP and ETP divide the finest
+// group's, as every TP divides the largest; the rest are a plain stage's rules (base/spec/stage_rules.cc),
+// ETP defaulting to the largest TP (ExpertTensorParallel).
+void CheckGroupExperts(Problems& p, const Transformer& t, const Stage& s, const std::string& at) {
+  const uint32_t experts = t.num_experts();
+  const uint64_t ffn = ExpertFfnHiddenSize(t);
+  const auto [finest_ep, finest_etp] = FinestExperts(s);
   bool sequence_parallel_named = false;
   for (int i = 0; i < s.replica_groups_size(); ++i) {
     const ReplicaGroup& g = s.replica_groups(i);
+    const std::string group_at = absl::StrFormat("%sreplica_groups[%d].", at, i);
+    const uint32_t ep = GroupExpertParallel(s, g), etp = GroupExpertTensorParallel(s, g);
+    if (g.expert_parallel() > 0 && experts % ep != 0) {
+      p.Add(group_at + "expert_parallel", "%d does not divide num_experts %d", ep, experts);
+    }
+    if (g.expert_tensor_parallel() > 0 && ffn != 0 && ffn % etp != 0) {
+      p.Add(group_at + "expert_tensor_parallel", "%d does not divide expert_ffn_hidden_size %d", etp, ffn);
+    }
     const uint64_t tp = spec::DegreeOrOne(g.tensor_parallel()), gpus = tp * spec::DegreeOrOne(g.data_parallel());
     if (gpus % (uint64_t{ep} * etp) != 0) {
-      p.Add(absl::StrFormat("%sreplica_groups[%d].data_parallel", at, i),
+      p.Add(group_at + "data_parallel",
             "the group's tensor_parallel x data_parallel %d GPUs are not a multiple of expert_parallel %d x "
-            "expert_tensor_parallel %d (each replica group lays the stage's experts out over its own GPUs)",
+            "expert_tensor_parallel %d (each replica group lays the experts out over its own GPUs)",
             gpus, ep, etp);
+    } else if (finest_ep % ep != 0 || finest_etp % etp != 0) {
+      p.Add(group_at + (finest_ep % ep != 0 ? "expert_parallel" : "expert_tensor_parallel"),
+            "EP %d x ETP %d does not divide the finest group's EP %d x ETP %d (the experts' gradients reduce per "
+            "shard of the finest split, so every group's EP and ETP divide the finest's)",
+            ep, etp, finest_ep, finest_etp);
     }
     if (tp > 1 && !s.sequence_parallel() && !sequence_parallel_named) {
       sequence_parallel_named = true;
@@ -76,6 +75,41 @@ void CheckMixedExperts(Problems& p, const Model& model, const Stage& s, const st
             tp, i);
     }
   }
+}
+
+void CheckMixedExperts(Problems& p, const Model& model, const Stage& s, const std::string& at) {
+  const uint32_t ep = ExpertParallel(s), etp = ExpertTensorParallel(s);
+  bool ok = CheckDegreeRanges(p, at,
+                              {{"expert_parallel", ep, limits::kMaxDegree},
+                               {"expert_tensor_parallel", s.expert_tensor_parallel(), limits::kMaxDegree}});
+  for (int i = 0; i < s.replica_groups_size(); ++i) {
+    const ReplicaGroup& g = s.replica_groups(i);
+    ok &= CheckDegreeRanges(p, absl::StrFormat("%sreplica_groups[%d].", at, i),
+                            {{"expert_parallel", g.expert_parallel(), limits::kMaxDegree},
+                             {"expert_tensor_parallel", g.expert_tensor_parallel(), limits::kMaxDegree}});
+  }
+  if (!ok) return;
+  const uint32_t experts = model.has_transformer() ? model.transformer().num_experts() : 0;
+  if (experts <= 1) {
+    if (ep > 1) p.Add(at + "expert_parallel", "%d needs a mixture-of-experts model (num_experts > 1)", ep);
+    if (s.expert_tensor_parallel() != 0) {
+      p.Add(at + "expert_tensor_parallel", "%d needs a mixture-of-experts model (num_experts > 1)",
+            s.expert_tensor_parallel());
+    }
+    for (int i = 0; i < s.replica_groups_size(); ++i) {
+      const ReplicaGroup& g = s.replica_groups(i);
+      if (g.expert_parallel() == 0 && g.expert_tensor_parallel() == 0) continue;
+      p.Add(absl::StrFormat("%sreplica_groups[%d].%s", at, i,
+                            g.expert_parallel() != 0 ? "expert_parallel" : "expert_tensor_parallel"),
+            "set, but the model is not a mixture of experts (num_experts <= 1)");
+    }
+    return;
+  }
+  if (experts % ep != 0) p.Add(at + "expert_parallel", "%d does not divide num_experts %d", ep, experts);
+  if (const uint64_t ffn = ExpertFfnHiddenSize(model.transformer()); ffn != 0 && ffn % etp != 0) {
+    p.Add(at + "expert_tensor_parallel", "%d does not divide expert_ffn_hidden_size %d", etp, ffn);
+  }
+  CheckGroupExperts(p, model.transformer(), s, at);
 }
 
 // One group's degrees against its mesh and the stage rules (ZeRO shards over all `replicas` of the stage).

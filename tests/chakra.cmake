@@ -24,6 +24,9 @@ hetsim_chakra_round_trip(lab_pipelines ${PROJECT_SOURCE_DIR}/examples/plan-lab-p
 hetsim_chakra_round_trip(lab_pipelines_zero1 ${PROJECT_SOURCE_DIR}/tests/planner_data/plan-lab-pipelines-zero1.pbtxt ${PROJECT_SOURCE_DIR}/examples/cluster-lab-pcie.pbtxt)
 hetsim_chakra_round_trip(pipelines_mixed_stage ${PROJECT_SOURCE_DIR}/tests/planner_data/plan-pipelines-mixed-stage.pbtxt ${PROJECT_SOURCE_DIR}/examples/cluster-hapt-case.pbtxt)
 hetsim_chakra_round_trip(moe_mixed_stage ${PROJECT_SOURCE_DIR}/tests/planner_data/plan-moe-mixed-stage.pbtxt ${PROJECT_SOURCE_DIR}/tests/planner_data/cluster-a100-rtx4090.pbtxt)
+# A replica group's own expert layout (session 39): the RTX 4090 group at EP 4 beside the A100's EP 8, each
+# RTX 4090 joining the communicators of the 2 finest expert shards it holds. Measured 0.0001% apart.
+hetsim_chakra_round_trip(moe_mixed_own_ep ${PROJECT_SOURCE_DIR}/tests/planner_data/plan-moe-mixed-own-ep.pbtxt ${PROJECT_SOURCE_DIR}/tests/planner_data/cluster-a100-rtx4090.pbtxt)
 # The tied lab plan under ZeRO-1 (session 33): the tied matrix reduce-scatters over every pipeline's first
 # and last stage and all-gathers after their steps, as the ranges do. Measured 0.0000% apart.
 hetsim_chakra_round_trip(lab_pipelines_tied_zero1 ${PROJECT_SOURCE_DIR}/tests/planner_data/plan-lab-pipelines-tied-zero1.pbtxt ${PROJECT_SOURCE_DIR}/examples/cluster-lab-pcie.pbtxt)

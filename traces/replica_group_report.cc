@@ -81,6 +81,10 @@ void AddReplicaGroupReports(const ExecutionSetup& setup, const ExecutionResult& 
     line->set_tensor_parallel(static_cast<uint32_t>(layout.tensor_parallel));
     line->set_data_parallel(static_cast<uint32_t>(layout.data_parallel));
     line->set_micro_batch_share(layout.micro_batch_share);
+    if (setup.model->num_experts() > 1) {  // MoE: the group's own expert layout
+      line->set_expert_parallel(static_cast<uint32_t>(layout.expert_parallel));
+      line->set_expert_tensor_parallel(static_cast<uint32_t>(layout.ExpertTensorParallel()));
+    }
     line->set_forward_ms_per_microbatch(TimeToMilliseconds(forward));
     line->set_backward_ms_per_microbatch(TimeToMilliseconds(backward));
     line->set_compute_busy_ms(TimeToMilliseconds(std::max<Time>(0, busy - idle)));

@@ -54,10 +54,14 @@ void AppendReplicaGroups(const v1::Report& r, std::string& out) {
                   "  TPxDP  share  fwd ms  bwd ms   busy ms   idle ms  peak GiB\n");
   for (const v1::StageReport& s : r.stages()) {
     for (const v1::ReplicaGroupReport& g : s.replica_groups()) {
-      absl::StrAppendFormat(&out, "%21d  %-*s  %2dx%-3d  %5d  %6.2f  %6.2f  %8.1f  %8.1f  %8.1f%s\n", s.index(),
+      absl::StrAppendFormat(&out, "%21d  %-*s  %2dx%-3d  %5d  %6.2f  %6.2f  %8.1f  %8.1f  %8.1f%s", s.index(),
                             type_width, g.gpu_type(), g.tensor_parallel(), g.data_parallel(), g.micro_batch_share(),
                             g.forward_ms_per_microbatch(), g.backward_ms_per_microbatch(), g.compute_busy_ms(),
                             g.idle_ms(), g.peak_memory_gib(), g.oom() ? "  OOM" : "");
+      // MoE: the group's own expert layout.
+      if (g.expert_parallel() > 0)
+        absl::StrAppendFormat(&out, "  EP %d ETP %d", g.expert_parallel(), g.expert_tensor_parallel());
+      out += "\n";
     }
   }
 }

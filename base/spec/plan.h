@@ -66,6 +66,10 @@ struct ReplicaGroupSpec {
   int tensor_parallel = 1;
   int data_parallel = 1;
   uint64_t micro_batch_share = 0;
+  // MoE: the group's own expert layout over its GPUs (ETP x EP of them one copy); 0 = the stage's. The
+  // resolver writes every group's; the stage's are then the finest group's (StageSpec::FinestExperts).
+  int expert_parallel = 0;
+  int expert_tensor_parallel = 0;
 };
 
 // How a stage runs on its GPUs, whatever its layers and mesh: its parallel degrees, ZeRO, recomputation
@@ -124,12 +128,21 @@ struct StageSpec : StageParallelism, LayerRange {
   std::vector<ReplicaGroupSpec> replica_groups;
 
   bool mixed() const { return !replica_groups.empty(); }
-  // A mixed stage's expert-data-parallel size: each group lays the experts out over its own GPUs, ETP x
-  // EP of them holding one copy, so every group's GPUs over ETP x EP hold each expert shard.
+  // Group g's expert layout: its own, or the stage's.
+  int GroupExpertParallel(const ReplicaGroupSpec& g) const {
+    return g.expert_parallel > 0 ? g.expert_parallel : std::max(1, expert_parallel);
+  }
+  int GroupExpertTensorParallel(const ReplicaGroupSpec& g) const {
+    return g.expert_tensor_parallel > 0 ? g.expert_tensor_parallel : ExpertTensorParallel();
+  }
+  // A mixed stage's expert-data-parallel size: each group lays the experts out over its own GPUs, its ETP
+  // x EP of them holding one copy, so each finest expert shard is held once in every copy of every group.
   int MixedExpertDataParallel() const {
-    int gpus = 0;
-    for (const ReplicaGroupSpec& g : replica_groups) gpus += g.tensor_parallel * g.data_parallel;
-    return std::max(1, gpus / (ExpertTensorParallel() * std::max(1, expert_parallel)));
+    int copies = 0;
+    for (const ReplicaGroupSpec& g : replica_groups) {
+      copies += g.tensor_parallel * g.data_parallel / (GroupExpertTensorParallel(g) * GroupExpertParallel(g));
+    }
+    return std::max(1, copies);
   }
   // Every replica group of the stage: its own, or the plain stage's one group of equal shares.
   std::vector<ReplicaGroupSpec> ReplicaGroups(uint64_t micro_batch_size) const {

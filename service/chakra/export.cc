@@ -374,15 +374,14 @@ class Exporter {
   }
 
   // The synchronisation groups the stage's `i`-th GPU joins: one (its TP rank's, or its expert rank's),
-  // or in a mixed stage every finest shard's group its own shard covers (StageLayout::DataGroup).
+  // or in a mixed stage every finest shard's group its own shard covers (StageLayout::DataGroup, and for
+  // the experts StageLayout::ExpertDataGroup: a group of a coarser EP x ETP than the finest's).
   std::vector<int> SyncGroupsOfGpu(int s, size_t i, bool experts) const {
     const executor::StageLayout& l = setup_.stages[s].layout;
-    if (!l.mixed() || experts) {
-      return {static_cast<int>(i % (experts ? l.expert_data_groups() : l.tensor_parallel))};
-    }
+    if (!l.mixed()) return {static_cast<int>(i % (experts ? l.expert_data_groups() : l.tensor_parallel))};
     std::vector<int> out;
-    for (int t = 0; t < l.tensor_parallel; ++t) {
-      const std::vector<GpuId> group = l.DataGroup(t);
+    for (int t = 0; t < (experts ? l.expert_data_groups() : l.tensor_parallel); ++t) {
+      const std::vector<GpuId> group = experts ? l.ExpertDataGroup(t) : l.DataGroup(t);
       if (std::find(group.begin(), group.end(), l.gpus[i]) != group.end()) out.push_back(t);
     }
     return out;

@@ -70,19 +70,28 @@ int FinestGroup(const StageLayout& mixed) {
   return finest;
 }
 
-workload::StageCost MixedStageCost(const std::vector<const workload::StageCost*>& groups, int slowest, int finest,
-                                   int64_t boundary_bytes_per_microbatch) {
+int FinestExpertGroup(const StageLayout& mixed) {
+  int finest = 0;
+  for (int g = 1; g < static_cast<int>(mixed.replica_groups.size()); ++g) {
+    if (mixed.replica_groups[g].expert_data_groups() > mixed.replica_groups[finest].expert_data_groups()) finest = g;
+  }
+  return finest;
+}
+
+workload::StageCost MixedStageCost(const std::vector<const workload::StageCost*>& groups, int slowest,
+                                   FinestGroups finest, int64_t boundary_bytes_per_microbatch) {
   workload::StageCost out = *groups[slowest];
-  const workload::StageCost& fine = *groups[finest];
+  const workload::StageCost& fine = *groups[finest.dense];
+  const workload::StageCost& fine_experts = *groups[finest.experts];
   out.grad_sync_bytes = fine.grad_sync_bytes;
-  out.expert_grad_sync_bytes = fine.expert_grad_sync_bytes;
+  out.expert_grad_sync_bytes = fine_experts.expert_grad_sync_bytes;
   out.param_sync_bytes = fine.param_sync_bytes;
-  out.expert_param_sync_bytes = fine.expert_param_sync_bytes;
+  out.expert_param_sync_bytes = fine_experts.expert_param_sync_bytes;
   out.boundary_bytes_per_microbatch = boundary_bytes_per_microbatch;
   return out;
 }
 
-void CombineReplicaGroups(VirtualStageCost& vs, int finest, int64_t boundary_bytes_per_microbatch) {
+void CombineReplicaGroups(VirtualStageCost& vs, FinestGroups finest, int64_t boundary_bytes_per_microbatch) {
   std::vector<VirtualStageCost> groups = std::move(vs.replica_groups);
   const int slowest = SlowestGroup(groups);
   std::vector<const workload::StageCost*> costs;

@@ -22,17 +22,23 @@ StageLayout MixedLayout(std::vector<StageLayout> groups);
 // The group whose passes (forward + backward) take longest, and the group of the largest TP.
 int SlowestGroup(const std::vector<VirtualStageCost>& groups);
 int FinestGroup(const StageLayout& mixed);
+// MoE: the group of the finest expert split (the largest ETP x EP, whose EP and ETP every group's divide).
+int FinestExpertGroup(const StageLayout& mixed);
+struct FinestGroups {
+  int dense = 0;    // FinestGroup
+  int experts = 0;  // FinestExpertGroup
+};
 
 // The stage's cost from its groups': the slowest group's, with the gradient and parameter bytes of the
-// finest TP shard (what each of the stage's gradient reduction groups carries) and the boundary bytes
-// of the whole microbatch.
-workload::StageCost MixedStageCost(const std::vector<const workload::StageCost*>& groups, int slowest, int finest,
-                                   int64_t boundary_bytes_per_microbatch);
+// finest TP shard and of the finest expert shard (what each of the stage's gradient reduction groups
+// carries) and the boundary bytes of the whole microbatch.
+workload::StageCost MixedStageCost(const std::vector<const workload::StageCost*>& groups, int slowest,
+                                   FinestGroups finest, int64_t boundary_bytes_per_microbatch);
 
 // Fills a mixed virtual stage's fields from its replica_groups (already costed, collectives included):
 // the slowest group's figures, every group's link loads, and the waits that make each pass last as long
-// as the slowest group's. `finest` is the group of the largest TP.
-void CombineReplicaGroups(VirtualStageCost& vs, int finest, int64_t boundary_bytes_per_microbatch);
+// as the slowest group's. `finest`: the groups of the largest TP and of the finest expert split.
+void CombineReplicaGroups(VirtualStageCost& vs, FinestGroups finest, int64_t boundary_bytes_per_microbatch);
 
 // Per microbatch: how long group g waits in each pass for the slowest (forward + backward), summed
 // over the stage's virtual stages `ks`.

@@ -279,9 +279,30 @@ std::vector<GpuId> StageLayout::DataGroup(int tp_rank) const {
 }
 
 std::vector<GpuId> StageLayout::ExpertDataGroup(int index) const {
+  return ExpertShardGroup(index, expert_parallel, ExpertTensorParallel());
+}
+
+// Shard `index` of a finer split (EP rank index / etp of `ep`, ETP rank index % etp of `etp`): in a layout
+// (or group) of EP e and ETP t dividing them, inside EP rank (that rank) x e / ep and ETP rank (that rank)
+// x t / etp, at offset (EP rank) x t + (ETP rank) of each copy of t x e GPUs; a mixed stage's groups each
+// at their own.
+std::vector<GpuId> StageLayout::ExpertShardGroup(int index, int ep, int etp) const {
   std::vector<GpuId> out;
-  for (size_t i = index; i < gpus.size(); i += expert_data_groups()) out.push_back(gpus[i]);
+  const auto add = [&](const StageLayout& g) {
+    const int e = g.expert_parallel, t = g.ExpertTensorParallel(), block = e * t;
+    const int offset = (index / etp) * e / ep * t + (index % etp) * t / etp;
+    for (size_t first = 0; first + block <= g.gpus.size(); first += block) out.push_back(g.gpus[first + offset]);
+  };
+  if (!mixed()) add(*this);
+  for (const StageLayout& g : replica_groups) add(g);
   return out;
+}
+
+int StageLayout::expert_gradient_group_size() const {
+  if (!mixed()) return static_cast<int>(gpus.size()) / expert_data_groups();
+  int copies = 0;
+  for (const StageLayout& g : replica_groups) copies += static_cast<int>(g.gpus.size()) / g.expert_data_groups();
+  return copies;
 }
 
 std::vector<std::vector<GpuId>> SyncGroupsOf(const StageLayout& l, bool experts) {
@@ -395,9 +416,9 @@ absl::StatusOr<StageLayout> LayoutOf(const topology::Topology& topology, const s
                               MeshLayout(topology, group.mesh, group.tensor_parallel, group.data_parallel,
                                          context_parallel, absl::StrFormat("%s.replica_groups[%d]", st.where, g)));
       layout.micro_batch_share = group.micro_batch_share;
-      // Each group lays the stage's experts out over its own GPUs (ETP x EP of them a copy).
-      layout.expert_parallel = st.expert_parallel;
-      layout.expert_tensor_parallel = st.ExpertTensorParallel();
+      // Each group lays the experts out over its own GPUs (its ETP x EP of them a copy).
+      layout.expert_parallel = st.GroupExpertParallel(group);
+      layout.expert_tensor_parallel = st.GroupExpertTensorParallel(group);
       groups.push_back(std::move(layout));
     }
     StageLayout mixed = MixedLayout(std::move(groups));
@@ -501,10 +522,11 @@ workload::StageConfig GroupConfig(const spec::StageSpec& st, const spec::PlanSpe
   config.tensor_parallel = group.tensor_parallel;
   config.sequence_parallel = st.sequence_parallel && group.tensor_parallel > 1;  // Megatron-LM's: off at TP 1
   config.expert_tensor_parallel = 0;
-  // MoE: the stage's experts on the group's own GPUs (ETP x EP of them a copy); ZeRO shards their states
-  // over every group's copies (StageParallelism::expert_data_parallel).
+  // MoE: the experts on the group's own GPUs at its own EP and ETP (ETP x EP of them a copy); ZeRO shards
+  // their states over every group's copies (StageParallelism::expert_data_parallel).
   if (moe) {
-    config.expert_tensor_parallel = st.ExpertTensorParallel();
+    config.expert_parallel = st.GroupExpertParallel(group);
+    config.expert_tensor_parallel = st.GroupExpertTensorParallel(group);
     config.expert_data_parallel = st.MixedExpertDataParallel();
   }
   config.micro_batch_size = group.micro_batch_share * static_cast<uint64_t>(st.data_parallel);
@@ -536,7 +558,7 @@ absl::Status PriceMixedStage(const ExecutionSetup& setup, const spec::StageSpec&
   std::vector<const workload::StageCost*> costs;
   for (const ReplicaGroupSetup& g : out.replica_groups) costs.push_back(&g.cost);
   const double sample_bytes = setup.model->layer(st.first_layer + st.num_layers - 1).output_bytes_per_sample;
-  out.cost = MixedStageCost(costs, SlowestGroup(passes), FinestGroup(out.layout),
+  out.cost = MixedStageCost(costs, SlowestGroup(passes), {FinestGroup(out.layout), FinestExpertGroup(out.layout)},
                             MicrobatchBytes(sample_bytes, setup.spec.plan.micro_batch_size));
   out.peak_flop_per_s = peak_sum / static_cast<double>(out.layout.gpus.size());
   out.memory_capacity_bytes = out.replica_groups[SlowestGroup(passes)].memory_capacity_bytes;
@@ -780,7 +802,7 @@ absl::Status AddStageCollectives(ExecutionSetup& setup, CollectiveTimer& timer, 
     HETSIM_RETURN_IF_ERROR(AddPassCollectives(setup, timer, cp_timer, k, on, vs.replica_groups[g]));
   }
   const double sample_bytes = setup.model->layer(vs.first_layer + vs.num_layers - 1).output_bytes_per_sample;
-  CombineReplicaGroups(vs, finest, MicrobatchBytes(sample_bytes, micro));
+  CombineReplicaGroups(vs, {finest, FinestExpertGroup(l)}, MicrobatchBytes(sample_bytes, micro));
   return absl::OkStatus();
 }
 

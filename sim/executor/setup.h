@@ -77,10 +77,15 @@ struct StageLayout : spec::StageParallelism {
   int gradient_group_size() const { return data_parallel * context_parallel; }
   // The GPUs that hold the same shard of the same experts, Megatron-LM's expert-data-parallel group:
   // expert rank `index` (< ETP x EP) of every block of ETP x EP GPUs. The experts' gradients reduce,
-  // and their ZeRO shards gather, over it.
+  // and their ZeRO shards gather, over it. In a mixed stage, shard `index` of the finest split (the
+  // stage's ETP x EP, its finest group's): a GPU of a group with its own coarser EP e and ETP t holds
+  // (ETP x EP) / (t x e) such shards and joins each of their groups, as DataGroup does for TP.
   std::vector<GpuId> ExpertDataGroup(int index) const;
+  // The same for shard `index` of a split of `ep` x `etp` that this layout's (each group's) EP and ETP
+  // divide: a layer range's finest over its holders (executor::AddExperts).
+  std::vector<GpuId> ExpertShardGroup(int index, int ep, int etp) const;
   int expert_data_groups() const { return ExpertTensorParallel() * expert_parallel; }
-  int expert_gradient_group_size() const { return static_cast<int>(gpus.size()) / expert_data_groups(); }
+  int expert_gradient_group_size() const;  // the copies of the experts: every group's GPUs over its ETP x EP
 };
 
 // The groups a stage's collectives over `group` run on: every TP group (of each replica and CP rank),

@@ -147,14 +147,21 @@ Table ReplicaGroupTable(const v1::Report& r) {
           {},
           true,
           "replica groups"};
+  // MoE: each group's own expert layout after its TP x DP (dense models' tables as before).
+  bool moe = false;
+  for (const v1::StageReport& s : r.stages()) {
+    for (const v1::ReplicaGroupReport& g : s.replica_groups()) moe |= g.expert_parallel() > 0;
+  }
+  if (moe) t.header.insert(t.header.begin() + 4, "EP x ETP");
   for (const v1::StageReport& s : r.stages()) {
     for (const v1::ReplicaGroupReport& g : s.replica_groups()) {
-      t.rows.push_back({absl::StrCat(s.index()), g.gpu_type(), g.island(),
-                        absl::StrFormat("%d x %d", g.tensor_parallel(), g.data_parallel()),
-                        absl::StrCat(g.micro_batch_share()), absl::StrFormat("%.2f", g.forward_ms_per_microbatch()),
-                        absl::StrFormat("%.2f", g.backward_ms_per_microbatch()),
-                        absl::StrFormat("%.1f", g.compute_busy_ms()), absl::StrFormat("%.1f", g.idle_ms()),
-                        absl::StrFormat("%.2f", g.peak_memory_gib()), g.oom() ? "yes" : "no"});
+      std::vector<std::string>& row = t.rows.emplace_back(std::vector<std::string>{
+          absl::StrCat(s.index()), g.gpu_type(), g.island(),
+          absl::StrFormat("%d x %d", g.tensor_parallel(), g.data_parallel()), absl::StrCat(g.micro_batch_share()),
+          absl::StrFormat("%.2f", g.forward_ms_per_microbatch()),
+          absl::StrFormat("%.2f", g.backward_ms_per_microbatch()), absl::StrFormat("%.1f", g.compute_busy_ms()),
+          absl::StrFormat("%.1f", g.idle_ms()), absl::StrFormat("%.2f", g.peak_memory_gib()), g.oom() ? "yes" : "no"});
+      if (moe) row.insert(row.begin() + 4, absl::StrFormat("%d x %d", g.expert_parallel(), g.expert_tensor_parallel()));
     }
   }
   return t;

@@ -174,6 +174,70 @@ TEST_CASE("A mixed MoE stage's ZeRO shards the experts over every group's copies
   }
 }
 
+TEST_CASE("Replica groups that each set the stage's EP as their own run exactly as the stage-wide EP",
+          "[executor][replicas][experts]") {
+  // ReplicaGroup.expert_parallel 4 on both groups (the stage's left at 1) is the stage's EP 4 (session 38).
+  const v1::Cluster cluster = testing::TwoIslandCluster(1, 8, 10, 1000);
+  for (const int zero : {0, 1, 3}) {
+    INFO("zero_stage " << zero);
+    const std::vector<ReplicaGroupSpec> groups = {{"fast", 0, 4, 2, 2, 1}, {"slow", 0, 4, 2, 2, 1}};
+    const driver::Simulation stage_wide = Simulate(cluster, MixedMoePlan(groups, 4, 4, zero));
+    v1::Plan own = MixedMoePlan(groups, 4, 1, zero);
+    own.mutable_stages(0)->clear_expert_parallel();
+    for (v1::ReplicaGroup& g : *own.mutable_stages(0)->mutable_replica_groups()) g.set_expert_parallel(4);
+    const driver::Simulation mine = Simulate(cluster, own);
+    const executor::StageLayout& a = mine.setup->stages[0].layout;
+    const executor::StageLayout& b = stage_wide.setup->stages[0].layout;
+    CHECK(a.expert_data_groups() == 4);
+    for (int e = 0; e < 4; ++e) CHECK(a.ExpertDataGroup(e) == b.ExpertDataGroup(e));
+    CHECK(mine.setup->stages[0].cost.expert_grad_sync_bytes == stage_wide.setup->stages[0].cost.expert_grad_sync_bytes);
+    CHECK(mine.result.iteration_time == stage_wide.result.iteration_time);
+    CHECK(mine.report.stages(0).peak_memory_gib() == stage_wide.report.stages(0).peak_memory_gib());
+  }
+}
+
+TEST_CASE("A replica group at its own coarser EP joins every finest expert shard's group its experts cover",
+          "[executor][replicas][experts]") {
+  // The fast group (TP 2 x DP 2) at the stage's EP 4, the slow one (TP 2 x DP 2) at its own EP 2: each slow
+  // GPU holds 4 of the 8 experts (2 copies of 2 GPUs), each fast GPU 2. Finest shard e (the fast group's EP
+  // rank e) reduces over fast GPU e and slow GPU e / 2 of both slow copies: 3 holders, over which ZeRO-1
+  // shards each expert's states; each slow GPU joins 2 of the 4 groups, with the finest shard's bytes.
+  const v1::Cluster cluster = testing::TwoIslandCluster(1, 8, 10, 1000);
+  v1::Plan plan = MixedMoePlan({{"fast", 0, 4, 2, 2, 1}, {"slow", 0, 4, 2, 2, 1}}, 4, 4, 1);
+  plan.mutable_stages(0)->mutable_replica_groups(1)->set_expert_parallel(2);
+  const driver::Simulation sim = Simulate(cluster, plan);
+  const executor::StageSetup& st = sim.setup->stages[0];
+  const std::vector<GpuId>& fast = st.layout.replica_groups[0].gpus;
+  const std::vector<GpuId>& slow = st.layout.replica_groups[1].gpus;
+  CHECK(st.layout.expert_parallel == 4);
+  CHECK(st.layout.expert_data_groups() == 4);
+  CHECK(st.layout.expert_gradient_group_size() == 3);
+  for (int e = 0; e < 4; ++e) {
+    INFO("shard " << e);
+    CHECK(st.layout.ExpertDataGroup(e) == std::vector<GpuId>{fast[e], slow[e / 2], slow[2 + e / 2]});
+  }
+  const workload::ModelCost& model = *sim.setup->model;
+  CHECK(st.cost.expert_grad_sync_bytes == st.replica_groups[0].cost.expert_grad_sync_bytes);
+  CHECK(st.cost.expert_grad_sync_bytes ==
+        workload::ExpertGradSyncBytes(model, 0, 4, 4, sim.setup->spec.plan.grad_reduce_in_fp32));
+  for (int g = 0; g < 2; ++g) {
+    INFO("group " << g);
+    const int block = g == 0 ? 4 : 2;
+    const workload::StageMemory experts = workload::ZeroShardedModelStates(
+        workload::ExpertParamsOfLayers(model, 0, 4, block), model.dtype(), 1, 3, false);
+    const workload::StageMemory dense =
+        workload::ZeroShardedModelStates(workload::DenseParamsOfLayers(model, 0, 4, 2), model.dtype(), 1, 4, false);
+    const workload::StageMemory& held = st.replica_groups[g].cost.memory;
+    CHECK(held.optimizer_bytes == dense.optimizer_bytes + experts.optimizer_bytes);
+    CHECK(held.param_bytes == dense.param_bytes + experts.param_bytes);
+  }
+  CHECK(sim.result.iteration_time > 0);
+  REQUIRE(sim.report.stages(0).replica_groups_size() == 2);
+  CHECK(sim.report.stages(0).replica_groups(0).expert_parallel() == 4);
+  CHECK(sim.report.stages(0).replica_groups(1).expert_parallel() == 2);
+  CHECK(sim.report.stages(0).replica_groups(1).expert_tensor_parallel() == 1);
+}
+
 TEST_CASE("A replica group whose GPUs do not hold whole copies of the experts is refused (plan check)",
           "[replicas][experts][validate]") {
   v1::Cluster cluster = testing::TwoIslandCluster(1, 8, 10, 1000);
