@@ -95,9 +95,8 @@ std::vector<std::string> DisagreeingRuns(const std::vector<const NcclLog*>& logs
     for (size_t j = i + 1; j < logs.size(); ++j) {
       const NcclLog& a = *logs[i];
       const NcclLog& b = *logs[j];
-      if (a.op != b.op || a.ranks != b.ranks || a.hosts != b.hosts || a.algorithm != b.algorithm ||
-          a.nvls != b.nvls || a.collnet != b.collnet || a.nvls_tree != b.nvls_tree ||
-          a.collnet_chain != b.collnet_chain) {
+      if (a.op != b.op || a.ranks != b.ranks || a.hosts != b.hosts || a.algorithm != b.algorithm || a.nvls != b.nvls ||
+          a.collnet != b.collnet || a.nvls_tree != b.nvls_tree || a.collnet_chain != b.collnet_chain) {
         continue;
       }
       // The largest size both runs have: bandwidth-bound, where a run's noise is smallest.

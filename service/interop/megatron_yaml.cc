@@ -207,7 +207,9 @@ absl::Status AppendTopLevel(const YAML::Node& root, absl::string_view source, st
 // false writes nothing (the script would pass "--flag false", which argparse refuses for a switch).
 bool IsTestCase(const YAML::Node& root) { return root.IsMap() && IsSection(root, "MODEL_ARGS"); }
 
-std::string ShellQuoted(absl::string_view v) { return absl::StrCat("'", absl::StrReplaceAll(v, {{"'", "'\\''"}}), "'"); }
+std::string ShellQuoted(absl::string_view v) {
+  return absl::StrCat("'", absl::StrReplaceAll(v, {{"'", "'\\''"}}), "'");
+}
 
 absl::Status AppendTestArg(const std::string& key, const YAML::Node& node, absl::string_view source,
                            std::string& line) {
@@ -216,14 +218,16 @@ absl::Status AppendTestArg(const std::string& key, const YAML::Node& node, absl:
     absl::StrAppend(&line, " ", key);
     for (const YAML::Node& e : node) {
       if (!e.IsScalar()) {
-        return absl::InvalidArgumentError(absl::StrFormat("%s: MODEL_ARGS.%s: a list of other than values", source, key));
+        return absl::InvalidArgumentError(
+            absl::StrFormat("%s: MODEL_ARGS.%s: a list of other than values", source, key));
       }
       absl::StrAppend(&line, " ", ShellQuoted(e.Scalar()));
     }
     return absl::OkStatus();
   }
   if (!node.IsScalar()) {
-    return absl::InvalidArgumentError(absl::StrFormat("%s: MODEL_ARGS.%s: not a value or a list of values", source, key));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: MODEL_ARGS.%s: not a value or a list of values", source, key));
   }
   const std::string v = node.Scalar();
   const std::string lower = absl::AsciiStrToLower(v);
@@ -264,7 +268,8 @@ absl::StatusOr<MegatronYamlRead> TestCaseLine(const YAML::Node& root, absl::stri
         source, overrides.front()));
   }
   if (!overrides.empty()) {
-    out.notes.push_back(absl::StrFormat("MODEL_ARGS keys that are not flags, ignored: %s", absl::StrJoin(overrides, ", ")));
+    out.notes.push_back(
+        absl::StrFormat("MODEL_ARGS keys that are not flags, ignored: %s", absl::StrJoin(overrides, ", ")));
   }
   out.notes.push_back(
       "a Megatron-LM functional-test config (MODEL_ARGS) read as the line its _run_training.sh builds; the test's "

@@ -372,8 +372,8 @@ const std::vector<CorpusCase> kCorpus = {
      kCore, ""},
     {"megatron-lm-ft_hybrid_hybrid_mr_mcore_te_tp1_pp2_vpp2_cp1_dgx_a100_1N8G.yaml", 1, 0, 0, 0, k1F1B, 0, kNone,
      "--hybrid-layer-pattern: Mamba and hybrid Mamba models are not modelled"},
-    {"megatron-lm-ft_gpt-nemo_llama3-nemo_8b_mr_mbs4_gbs64_mcore_te_tp1_pp1_cp2_dgx_a100_1N8G.yaml", 1, 0, 0, 0, k1F1B, 0,
-     kNone, "MODEL_ARGS: trainer.num_nodes, ...: overrides of a NeMo 2 recipe"},
+    {"megatron-lm-ft_gpt-nemo_llama3-nemo_8b_mr_mbs4_gbs64_mcore_te_tp1_pp1_cp2_dgx_a100_1N8G.yaml", 1, 0, 0, 0, k1F1B,
+     0, kNone, "MODEL_ARGS: trainer.num_nodes, ...: overrides of a NeMo 2 recipe"},
     {"megatron-lm-ft_t5_t5_11b_mcore_tp4_pp1.yaml", 1, 0, 0, 0, k1F1B, 0, kNone,
      "--encoder-num-layers: an encoder-decoder model (Megatron's T5, pretrain_t5.py)"},
     // 2025-02: `converters = "float8"`, one comma-separated string (torchtitan's string_list of the time).
