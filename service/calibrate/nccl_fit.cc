@@ -411,6 +411,7 @@ absl::StatusOr<SourceFit> NcclTestsSource::Fit(v1::Cluster& cluster) {
   }
   fit.problems = NcclFitProblems(fit.parameters, MeanAbsolutePercentError({fit}), options_.max_mape_percent);
   if (!fit.problems.empty()) {
+    for (std::string& p : DisagreeingRuns(all)) fit.problems.push_back(std::move(p));
     for (std::string& p : TimeFallingRows(all)) fit.problems.push_back(std::move(p));
   }
   return fit;

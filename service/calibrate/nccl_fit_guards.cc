@@ -89,4 +89,36 @@ std::vector<std::string> TimeFallingRows(const std::vector<const NcclLog*>& logs
   return problems;
 }
 
+std::vector<std::string> DisagreeingRuns(const std::vector<const NcclLog*>& logs) {
+  std::vector<std::string> problems;
+  for (size_t i = 0; i < logs.size(); ++i) {
+    for (size_t j = i + 1; j < logs.size(); ++j) {
+      const NcclLog& a = *logs[i];
+      const NcclLog& b = *logs[j];
+      if (a.op != b.op || a.ranks != b.ranks || a.hosts != b.hosts || a.algorithm != b.algorithm || a.nvls != b.nvls ||
+          a.collnet != b.collnet || a.nvls_tree != b.nvls_tree || a.collnet_chain != b.collnet_chain) {
+        continue;
+      }
+      // The largest size both runs have: bandwidth-bound, where a run's noise is smallest.
+      const NcclRow* ra = nullptr;
+      const NcclRow* rb = nullptr;
+      for (const NcclRow& x : a.rows) {
+        for (const NcclRow& y : b.rows) {
+          if (x.bytes == y.bytes && (ra == nullptr || x.bytes > ra->bytes)) std::tie(ra, rb) = std::pair(&x, &y);
+        }
+      }
+      if (ra == nullptr || ra->time_us <= 0 || rb->time_us <= 0) continue;
+      const double ratio = std::max(ra->time_us, rb->time_us) / std::min(ra->time_us, rb->time_us);
+      if (ratio <= 2) continue;
+      problems.push_back(absl::StrFormat(
+          "%s:%d-%d and %s:%d-%d: the same %s on %d GPUs (%d hosts) takes %g us and %g us at %d B (lines %d and %d, "
+          "%.1f times): the runs ran under different conditions (the network transport, NCCL's settings), which one "
+          "set of parameters cannot fit; calibrate each run alone",
+          a.file, a.first_line, a.last_line, b.file, b.first_line, b.last_line, a.test, a.ranks, a.hosts, ra->time_us,
+          rb->time_us, ra->bytes, ra->line, rb->line, ratio));
+    }
+  }
+  return problems;
+}
+
 }  // namespace hetsim::calibrate

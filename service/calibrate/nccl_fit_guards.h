@@ -47,6 +47,12 @@ std::vector<std::string> NcclFitProblems(const std::vector<FittedParameter>& fit
 // docs/corpus.md). Empty when no row does.
 std::vector<std::string> TimeFallingRows(const std::vector<const NcclLog*>& logs);
 
+// Runs of the same test on the same GPUs (and the same NCCL_ALGO) whose times at the largest size both have differ
+// more than twofold: they ran under different conditions, which one set of NCCL parameters cannot fit (CSCS's NCCL
+// page pastes an all-reduce over Slingshot with the CXI hook, 1916 us at 128 MiB, beside the same run without it,
+// 43293 us). One line per such pair; a poor fit's cause.
+std::vector<std::string> DisagreeingRuns(const std::vector<const NcclLog*>& logs);
+
 }  // namespace hetsim::calibrate
 
 #endif  // HETSIM_SERVICE_CALIBRATE_NCCL_FIT_GUARDS_H_

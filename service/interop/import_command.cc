@@ -97,12 +97,13 @@ absl::StatusOr<ImportResponse> ImportPlan(const ImportRequest& r) {
     HETSIM_ASSIGN_OR_RETURN(imported, ImportNemo(text, cluster, layout, out.source));
   } else {
     // A Megatron-LM --yaml-cfg file given for the line: the file is the whole line (megatron_yaml.h).
-    MegatronYamlRead yaml{text, {}};
+    MegatronYamlRead yaml{text, {}, {}};
     if (!r.file.empty() && IsMegatronYaml(text)) {
       HETSIM_ASSIGN_OR_RETURN(yaml, MegatronYamlLine(text, out.source));
     }
     HETSIM_ASSIGN_OR_RETURN(MegatronFlags flags, ParseMegatronLaunchLine(yaml.line, out.source));
     if (!yaml.unknown_keys.empty()) flags.launch.notes.push_back(UnknownYamlKeysNote(yaml.unknown_keys));
+    flags.launch.notes.insert(flags.launch.notes.end(), yaml.notes.begin(), yaml.notes.end());
     if (r.strict) {
       HETSIM_RETURN_IF_ERROR(CheckStrictFlags(flags, out.source));
     }

@@ -60,6 +60,7 @@ constexpr NamedFlag kModelledFlags[] = {
     {"transformer-impl", 1},        // local: Megatron's own layers, unfused attention by default
     {"micro-batch-size", 1},
     {"global-batch-size", 1},
+    {"step-batch-size-schedule", 1},  // "THRESHOLD:BATCH ...": its last batch (megatron_import.cc, ScheduledBatch)
     {"tensor-model-parallel-size", 1},
     {"pipeline-model-parallel-size", 1},
     {"num-layers-per-virtual-pipeline-stage", 1},

@@ -1,6 +1,7 @@
 #include "service/interop/megatron_import.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 
 #include "absl/strings/ascii.h"
@@ -1099,6 +1100,14 @@ absl::Status RefuseOtherModels(const Reader& r, const MegatronFlags& flags) {
         "bubbles) is not modelled (hetsim runs 1F1B, interleaved 1F1B, GPipe and HAPT's schedules); without the "
         "flag the line is DeepSpeed's 1F1B");
   }
+  // Megatron's T5 (pretrain_t5.py) sizes its encoder and decoder apart; a GPT line has neither.
+  for (const char* name : {"encoder-num-layers", "decoder-num-layers", "decoder-seq-length"}) {
+    if (!flags.Has(name)) continue;
+    return r.Error(absl::StrFormat(
+        "--%s: an encoder-decoder model (Megatron's T5, pretrain_t5.py), which hetsim does not model (it prices "
+        "GPT-style decoders)",
+        name));
+  }
   for (const auto& [name, value] : flags.flags) {
     if (absl::StartsWith(name, "mamba-") || name == "hybrid-override-pattern" || name == "hybrid-layer-pattern" ||
         name == "hybrid-attention-ratio" || name == "hybrid-mlp-ratio" || name == "is-hybrid-model") {
@@ -1156,10 +1165,58 @@ absl::StatusOr<int64_t> MicroBatch(const Reader& r, const Layout& l, std::vector
   return global / (accumulation * l.dp);
 }
 
+// --step-batch-size-schedule "THRESHOLD:BATCH ..." (Megatron-Core's num_microbatches_calculator.py, since Megatron-LM
+// 532ad92 of 2026-04: thresholds in samples, or tokens with a K, M, B or T suffix): the batch of its last step, what
+// the run trains at once it passes the last threshold; 0 without the flag or beside --global-batch-size, which is read
+// (noted): Megatron's arguments.py refuses the pair, yet its own examples/gpt3 script writes both (the schedule
+// unquoted in an array, so bash splits it and Megatron would read "0:16").
+absl::StatusOr<int64_t> ScheduledBatch(const Reader& r, std::vector<std::string>& notes) {
+  if (!r.Has("step-batch-size-schedule")) return 0;
+  const std::string schedule = r.Value("step-batch-size-schedule");
+  double last_threshold = -1;
+  int64_t batch = 0;
+  for (absl::string_view step : absl::StrSplit(schedule, ' ', absl::SkipEmpty())) {
+    const std::vector<absl::string_view> parts = absl::StrSplit(step, ':');
+    absl::string_view at = parts.front();
+    double scale = 1;
+    if (!at.empty() && absl::string_view("KMBT").find(at.back()) != absl::string_view::npos) {
+      scale = std::pow(1e3, 1 + static_cast<int>(absl::string_view("KMBT").find(at.back())));
+      at.remove_suffix(1);
+    }
+    double threshold = 0;
+    int64_t size = 0;
+    if (parts.size() != 2 || !absl::SimpleAtod(at, &threshold) || !absl::SimpleAtoi(parts[1], &size) || size <= 0 ||
+        size > INT32_MAX) {
+      return r.Error(absl::StrFormat(
+          "--step-batch-size-schedule: \"%s\": \"%s\" is not THRESHOLD:BATCH (Megatron-Core's format, e.g. "
+          "\"0:768 250B:1536\")",
+          schedule, step));
+    }
+    if (threshold * scale >= last_threshold) {
+      last_threshold = threshold * scale;
+      batch = size;
+    }
+  }
+  if (batch == 0) return r.Error("--step-batch-size-schedule: empty");
+  if (r.Has("global-batch-size")) {
+    notes.push_back(absl::StrFormat(
+        "--step-batch-size-schedule \"%s\" (its last batch %d) beside --global-batch-size %s: the global batch read "
+        "(Megatron's arguments.py refuses the pair)",
+        schedule, batch, r.Value("global-batch-size")));
+    return 0;
+  }
+  notes.push_back(absl::StrFormat(
+      "--step-batch-size-schedule \"%s\": the global batch of its last step, %d (the steps before run smaller "
+      "batches)",
+      schedule, batch));
+  return batch;
+}
+
 // The global batch and hetsim's microbatch (Megatron's micro-batch on every data-parallel replica).
 absl::Status ReadBatch(const Reader& r, const Layout& l, v1::Plan& plan, std::vector<std::string>& notes) {
   HETSIM_ASSIGN_OR_RETURN(int64_t micro, MicroBatch(r, l, notes));
-  if (!r.Has("global-batch-size")) {
+  HETSIM_ASSIGN_OR_RETURN(const int64_t scheduled, ScheduledBatch(r, notes));
+  if (!r.Has("global-batch-size") && scheduled == 0) {
     notes.push_back(
         absl::StrFormat("--global-batch-size not given: --micro-batch-size x data parallel = %d, "
                         "Megatron's default",
@@ -1167,7 +1224,8 @@ absl::Status ReadBatch(const Reader& r, const Layout& l, v1::Plan& plan, std::ve
   }
   // DeepSpeed's config may give the accumulation steps instead of the batch.
   HETSIM_ASSIGN_OR_RETURN(const int64_t accumulation, r.Int("gradient-accumulation-steps", 1));
-  HETSIM_ASSIGN_OR_RETURN(int64_t global, r.Int("global-batch-size", micro * l.dp * accumulation));
+  HETSIM_ASSIGN_OR_RETURN(int64_t global,
+                          r.Int("global-batch-size", scheduled > 0 ? scheduled : micro * l.dp * accumulation));
   if (r.Has("gradient-accumulation-steps") && global != micro * l.dp * accumulation) {
     return r.Contradict(absl::StrFormat("the global batch %d", global),
                         absl::StrFormat("the DeepSpeed config's gradient_accumulation_steps %d", accumulation),

@@ -18,6 +18,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
 #include "base/status_macros.h"
 
 namespace hetsim::interop {
@@ -200,6 +201,83 @@ absl::Status AppendTopLevel(const YAML::Node& root, absl::string_view source, st
   return absl::OkStatus();
 }
 
+// Megatron-LM's functional tests (tests/functional_tests/test_cases/<family>/<case>/model_config.yaml): the
+// flags under MODEL_ARGS, each `--flag: value`, made into the line as its _run_training.sh makes them (yq, then
+// bash): true is the switch alone, an empty value nothing, a value in [ ] its words, any other value one word.
+// false writes nothing (the script would pass "--flag false", which argparse refuses for a switch).
+bool IsTestCase(const YAML::Node& root) { return root.IsMap() && IsSection(root, "MODEL_ARGS"); }
+
+std::string ShellQuoted(absl::string_view v) {
+  return absl::StrCat("'", absl::StrReplaceAll(v, {{"'", "'\\''"}}), "'");
+}
+
+absl::Status AppendTestArg(const std::string& key, const YAML::Node& node, absl::string_view source,
+                           std::string& line) {
+  if (node.IsNull()) return absl::OkStatus();
+  if (node.IsSequence()) {
+    absl::StrAppend(&line, " ", key);
+    for (const YAML::Node& e : node) {
+      if (!e.IsScalar()) {
+        return absl::InvalidArgumentError(
+            absl::StrFormat("%s: MODEL_ARGS.%s: a list of other than values", source, key));
+      }
+      absl::StrAppend(&line, " ", ShellQuoted(e.Scalar()));
+    }
+    return absl::OkStatus();
+  }
+  if (!node.IsScalar()) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: MODEL_ARGS.%s: not a value or a list of values", source, key));
+  }
+  const std::string v = node.Scalar();
+  const std::string lower = absl::AsciiStrToLower(v);
+  if (v.empty() || lower == "false") return absl::OkStatus();
+  if (lower == "true") {
+    absl::StrAppend(&line, " ", key);
+    return absl::OkStatus();
+  }
+  absl::StrAppend(&line, " ", key);
+  if (v.size() > 1 && v.front() == '[' && v.back() == ']') {  // the script strips the brackets and splits
+    for (absl::string_view w : absl::StrSplit(absl::string_view(v).substr(1, v.size() - 2), ' ', absl::SkipEmpty())) {
+      absl::StrAppend(&line, " ", ShellQuoted(w));
+    }
+    return absl::OkStatus();
+  }
+  absl::StrAppend(&line, " ", ShellQuoted(v));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<MegatronYamlRead> TestCaseLine(const YAML::Node& root, absl::string_view source) {
+  MegatronYamlRead out;
+  // _run_training.sh: torchrun --nproc_per_node ${GPUS_PER_NODE:-8} --nnodes $NUM_NODES $TRAINING_SCRIPT_PATH.
+  out.line = "torchrun --nproc_per_node 8 pretrain_gpt.py";
+  std::vector<std::string> overrides;
+  for (const auto& kv : root["MODEL_ARGS"]) {
+    const std::string key = kv.first.Scalar();
+    if (!absl::StartsWith(key, "--")) {
+      overrides.push_back(key);
+      continue;
+    }
+    HETSIM_RETURN_IF_ERROR(AppendTestArg(key, kv.second, source, out.line));
+  }
+  if (out.line == "torchrun --nproc_per_node 8 pretrain_gpt.py" && !overrides.empty()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: MODEL_ARGS: %s, ...: overrides of a NeMo 2 recipe (trainer.*, model.config.*, data.*: Megatron-LM's "
+        "functional tests of NeMo run NeMo's llm recipes), not Megatron flags; hetsim does not read NeMo 2 recipes: "
+        "write the model as a hetsim Model and plan it with these sizes",
+        source, overrides.front()));
+  }
+  if (!overrides.empty()) {
+    out.notes.push_back(
+        absl::StrFormat("MODEL_ARGS keys that are not flags, ignored: %s", absl::StrJoin(overrides, ", ")));
+  }
+  out.notes.push_back(
+      "a Megatron-LM functional-test config (MODEL_ARGS) read as the line its _run_training.sh builds; the test's "
+      "recipe (tests/test_utils/recipes), not the file, names the script and the nodes: pretrain_gpt.py and 8 GPUs "
+      "a node assumed, the nodes from --nodes");
+  return out;
+}
+
 struct KeysWalk {
   absl::string_view source;
   int64_t nodes_left = 1'000'000;
@@ -241,7 +319,7 @@ absl::Status CheckYamlKeysOnce(const YAML::Node& root, absl::string_view source)
 bool IsMegatronYaml(absl::string_view yaml_text) {
   try {
     const YAML::Node root = YAML::Load(std::string(yaml_text));
-    return root.IsMap() && IsSection(root, "language_model") && IsSection(root, "model_parallel");
+    return IsTestCase(root) || (root.IsMap() && IsSection(root, "language_model") && IsSection(root, "model_parallel"));
   } catch (const YAML::Exception&) {
     return false;
   }
@@ -257,6 +335,7 @@ absl::StatusOr<MegatronYamlRead> MegatronYamlLine(absl::string_view yaml_text, a
   try {
     const YAML::Node root = YAML::Load(std::string(yaml_text));
     HETSIM_RETURN_IF_ERROR(CheckYamlKeysOnce(root, source));
+    if (IsTestCase(root)) return TestCaseLine(root, source);
     if (!root.IsMap()) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "%s: not a Megatron-LM --yaml-cfg file (its language_model and model_parallel sections)", source));

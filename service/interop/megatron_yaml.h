@@ -25,7 +25,9 @@ namespace hetsim::interop {
 // alias bomb reaches the same nodes again and again; what it hides is not a second key).
 absl::Status CheckYamlKeysOnce(const YAML::Node& root, absl::string_view source);
 
-// Whether `yaml_text` is shaped as a --yaml-cfg file (a mapping with language_model and model_parallel).
+// Whether `yaml_text` is shaped as a --yaml-cfg file (a mapping with language_model and model_parallel) or as
+// a Megatron-LM functional-test config (tests/functional_tests/test_cases/.../model_config.yaml: the flags
+// under MODEL_ARGS, `--flag: value`), which MegatronYamlLine reads as the line its _run_training.sh builds.
 bool IsMegatronYaml(absl::string_view yaml_text);
 
 // The file as one launch line, "pretrain_gpt.py --num-layers 24 ...": the keys of its three parts mapped
@@ -37,6 +39,8 @@ struct MegatronYamlRead {
   std::string line;
   // Top-level keys no Megatron flag of hetsim's table is named after (ignored, for one note).
   std::vector<std::string> unknown_keys;
+  // What the reading assumed (a functional-test config's script and GPUs a node), for the import's notes.
+  std::vector<std::string> notes;
 };
 absl::StatusOr<MegatronYamlRead> MegatronYamlLine(absl::string_view yaml_text, absl::string_view source);
 

@@ -314,6 +314,14 @@ absl::Status RefuseOtherFamilies(const YAML::Node& root, const YAML::Node& base,
         "NeMo's NeVA), which hetsim does not model (it prices GPT-style decoders)",
         source));
   }
+  // NeMo's knowledge distillation (examples/nlp/language_modeling/conf/megatron_llama_distill.yaml) runs the
+  // teacher at model.kd_teacher_restore_from_path forward beside the student's step.
+  if (base["model"]["kd_teacher_restore_from_path"]) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: model.kd_teacher_restore_from_path: knowledge distillation (a teacher model's forward beside the "
+        "student's training step), which hetsim does not model (it prices training one model)",
+        source));
+  }
   // NeMo builds Hyena's mixer in place of attention from model.hyena (get_specs: te_gpt_hyena).
   if (base["model"]["hyena"] && base["model"]["hyena"].IsMap()) {
     return absl::InvalidArgumentError(absl::StrFormat(
@@ -585,6 +593,13 @@ absl::Status WithNemoKeys(const absl::Status& status) {
 }
 
 absl::StatusOr<YamlConfig> ParseConfig(absl::string_view text, absl::string_view source) {
+  // NeMo 2's recipes (nemo/collections/llm/recipes/*.py) are Python that builds a nemo_run config.
+  if (absl::StrContains(text, "import nemo_run") || absl::StrContains(text, "from nemo.collections")) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: a NeMo 2 recipe (Python building a nemo_run config), not a NeMo 1 YAML config: hetsim does not run "
+        "Python; write the model as a hetsim Model and plan it with the recipe's sizes",
+        source));
+  }
   YAML::Node root;
   try {
     root = YAML::Load(std::string(text));

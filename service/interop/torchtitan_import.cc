@@ -18,10 +18,12 @@
 #include "absl/algorithm/container.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "base/status_macros.h"
 #include "proto/inputs.h"
 #include "proto/limits.h"
@@ -109,6 +111,15 @@ class TomlReader {
     std::vector<std::string> out;
     const toml::node* n = Find(key);
     if (n == nullptr) return out;
+    // torchtitan's config_manager of 2024-2025 (string_list, check_string_list_argument) took these keys as one
+    // comma-separated string too: `converters = "float8"` is ["float8"].
+    if (n->is_string()) {
+      for (absl::string_view s : absl::StrSplit(n->as_string()->get(), ',')) {
+        s = absl::StripAsciiWhitespace(s);
+        if (!s.empty()) out.emplace_back(s);
+      }
+      return out;
+    }
     if (!n->is_array()) return Error(key, "not a list of strings");
     for (const toml::node& e : *n->as_array()) {
       if (!e.is_string()) return Error(key, "not a list of strings");

@@ -5,12 +5,14 @@
 // and are left out).
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <catch2/catch.hpp>
 
 #include "absl/strings/str_cat.h"
 #include "proto/io.h"
+#include "service/calibrate/nccl_fit_guards.h"
 #include "service/calibrate/nccl_log.h"
 
 namespace hetsim::calibrate {
@@ -212,6 +214,39 @@ TEST_CASE("calibrate: the held-out logs of sessions 27 and 28 read or refused fo
   INFO(r.status().message());
   REQUIRE(r.ok());
   CHECK(r->runs.size() == 1);
+}
+
+// Held out in session 39 (docs/corpus.md): CSCS's documentation pages (CC0-1.0). Its NCCL page pastes an all-reduce on
+// 2 nodes of 4 GH200 over Slingshot with the CXI hook, then the same run without it (marked (*) on the page): both
+// read, and the fit's guard names the pair as runs of different conditions (fitted together, the calibrate refusal
+// named a launch latency and the second run's mid-size rows). The Sarus page's run is 2 hosts of one GH200 each.
+TEST_CASE("calibrate: the held-out logs of session 39 read, the runs of two conditions named", "[calibrate][corpus]") {
+  const auto read = [](const char* file) {
+    absl::StatusOr<std::string> text = proto::ReadFileToString(kReal + file);
+    REQUIRE(text.ok());
+    absl::StatusOr<NcclLogRuns> runs = ParseNcclLogRuns(*text, file);
+    INFO(runs.status().message());
+    REQUIRE(runs.ok());
+    return *std::move(runs);
+  };
+  const NcclLogRuns r = read("cscs_docs_communication_nccl.md");
+  REQUIRE(r.runs.size() == 2);
+  for (const NcclLog& log : r.runs) {
+    CHECK(log.op == hetsim::CollectiveOp::kAllReduce);
+    CHECK(log.ranks == 8);
+    CHECK(log.hosts == 2);
+    CHECK(log.gpu_model == "NVIDIA GH200 120GB");
+    CHECK(log.rows.size() == 25);  // 8 B to 128 MiB
+  }
+  const std::vector<std::string> named = DisagreeingRuns({&r.runs[0], &r.runs[1]});
+  REQUIRE(named.size() == 1);
+  CHECK_THAT(named[0], Catch::Contains("takes 1916.4 us and 43293 us at 134217728 B (lines 202 and 252, 22.6 times)"));
+  CHECK(DisagreeingRuns({&r.runs[0]}).empty());
+  const NcclLogRuns one = read("cscs_docs_sarus_suite_index.md");
+  REQUIRE(one.runs.size() == 1);
+  CHECK(one.runs[0].ranks == 2);
+  CHECK(one.runs[0].hosts == 2);
+  CHECK(one.runs[0].rows.size() == 8);  // 1 MiB to 128 MiB
 }
 
 }  // namespace
