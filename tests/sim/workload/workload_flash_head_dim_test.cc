@@ -19,7 +19,8 @@ using namespace hetsim::workload;
 // the head count (2 s^2 x 2 d x heads), only its head dimension does.
 ModelCost Blocks(int heads, hetsim::v1::AttentionKernel kernel) {
   hetsim::v1::Model m;
-  auto* t = hetsim::testing::SetTransformer(m, {.layers = 2, .hidden = 2048, .heads = heads, .seq = 8192, .vocab = 50368});
+  auto* t =
+      hetsim::testing::SetTransformer(m, {.layers = 2, .hidden = 2048, .heads = heads, .seq = 8192, .vocab = 50368});
   t->set_attention(kernel);
   auto model = hetsim::testing::ModelCostOf(m, "model.pbtxt");
   REQUIRE(model.ok());
@@ -46,7 +47,8 @@ TEST_CASE("flash head dim: FlashAttention-2's published rate at head dimension 6
   CHECK(FusedAttentionHeadDimSpeed(64, 80) == Approx(171.0 / 189.0).epsilon(1e-12));
   CHECK(FusedAttentionHeadDimSpeed(64, 90) == Approx(284.0 / 328.0).epsilon(1e-12));
   // Every GPU but Hopper takes the A100 figure (the kernels are Ampere code); no preset: the same.
-  for (const int other : {0, 70, 86, 89, 100}) CHECK(FusedAttentionHeadDimSpeed(64, other) == FusedAttentionHeadDimSpeed(64, 80));
+  for (const int other : {0, 70, 86, 89, 100})
+    CHECK(FusedAttentionHeadDimSpeed(64, other) == FusedAttentionHeadDimSpeed(64, 80));
   // From the reference up, the GEMM model's (no published rate above 128 on the A100).
   for (const double d : {128.0, 160.0, 256.0}) {
     CHECK(FusedAttentionHeadDimSpeed(d, 80) == 1);
@@ -83,7 +85,8 @@ TEST_CASE("flash head dim: the core at head dimension 64 takes its FLOPs at the 
   }
 }
 
-TEST_CASE("flash head dim: the Triton kernel takes the same term, at its mma.sync speed on Hopper", "[flash_head_dim]") {
+TEST_CASE("flash head dim: the Triton kernel takes the same term, at its mma.sync speed on Hopper",
+          "[flash_head_dim]") {
   const double speed = FusedAttentionHeadDimSpeed(64, 90);
   const ContextParallelAttention flash = Core("H100-SXM", 32, true);
   const ContextParallelAttention triton = Core("H100-SXM", 32, true, hetsim::v1::ATTENTION_FLASH_TRITON);
