@@ -241,7 +241,7 @@ void AtMmaSyncSpeed(const GpuCompute& gpu, GemmTimes& t) {
 // at FusedAttentionHeadDimSpeed, FlashAttention-2's published rate at d over 128.
 double AtReferenceHeadDim(GemmShape& f, const GpuCompute& gpu) {
   const double head_dim = f.k / 2;
-  if (head_dim >= kFusedAttentionReferenceHeadDim) return 1;
+  if (head_dim <= 0 || head_dim >= kFusedAttentionReferenceHeadDim) return 1;
   f.k = 2 * kFusedAttentionReferenceHeadDim;
   return head_dim / kFusedAttentionReferenceHeadDim / FusedAttentionHeadDimSpeed(head_dim, gpu.compute_capability());
 }
