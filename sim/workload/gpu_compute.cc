@@ -67,6 +67,7 @@ absl::StatusOr<GpuCompute> GpuCompute::Create(const spec::GpuSpec& gpu, spec::DT
   g.peak_flop_per_s_ = peak;
   g.hbm_bytes_per_s_ = hbm;
   g.element_bytes_ = ElementBytes(dtype);
+  g.compute_capability_ = gpu.compute_capability;
   if (ideal) return g;
   g.max_efficiency_ = gpu.max_efficiency;
   g.half_efficiency_gflop_ = gpu.half_efficiency_gflop;

@@ -183,6 +183,16 @@ StageCollective OfLayerCollective(const LayerCollective& lc, int64_t bytes, int3
 
 }  // namespace
 
+double FusedAttentionHeadDimSpeed(double head_dim, int compute_capability) {
+  constexpr double kRef = kFusedAttentionReferenceHeadDim;
+  if (head_dim >= kRef) return 1;
+  // FlashAttention-2's forward + backward rate at head dimension 64 over 128 (causal, 16K tokens).
+  const double at_64 = compute_capability / 10 == 9 ? 284.0 / 328.0 : 171.0 / 189.0;
+  // r = (64 / (64 + c)) / (128 / (128 + c)) solved for the kernel's d-independent work per block, c.
+  const double c = kRef * (1 - at_64) / (2 * at_64 - 1);
+  return head_dim / (head_dim + c) * (kRef + c) / kRef;
+}
+
 Fp8Casts DynamicFp8Casts(double linears, double inputs, double weights, double outputs) {
   Fp8Casts c;
   c.forward_amax_bytes = 2 * (linears * inputs + weights);
@@ -225,6 +235,23 @@ void AtMmaSyncSpeed(const GpuCompute& gpu, GemmTimes& t) {
   t.weight_grad_s /= gpu.mma_sync_speed();
 }
 
+// A fused attention kernel (Gemm::fused_attention, k = 2 d) below the reference head dimension: shaped as
+// the reference's (k = 256, the same tiles and waves), so that the tile model's per-tile overhead, which is
+// a GEMM's, does not price its head dimension; returns what its times take of that shape's: its FLOPs' share
+// at FusedAttentionHeadDimSpeed, FlashAttention-2's published rate at d over 128.
+double AtReferenceHeadDim(GemmShape& f, const GpuCompute& gpu) {
+  const double head_dim = f.k / 2;
+  if (head_dim <= 0 || head_dim >= kFusedAttentionReferenceHeadDim) return 1;
+  f.k = 2 * kFusedAttentionReferenceHeadDim;
+  return head_dim / kFusedAttentionReferenceHeadDim / FusedAttentionHeadDimSpeed(head_dim, gpu.compute_capability());
+}
+
+void ScaleTimes(double factor, GemmTimes& t) {
+  t.forward_s *= factor;
+  t.backward_s *= factor;
+  t.weight_grad_s *= factor;
+}
+
 // One forward GEMM of a layer on one GPU of the stage, and its two backward GEMMs (input gradient
 // (m x n) @ (n x k), weight gradient (k x m) @ (m x n)), for `b` local samples of which this GPU
 // holds 1/CP of the tokens (an attention core: its queries against all keys).
@@ -257,6 +284,7 @@ GemmTimes TimeGemm(const Gemm& g, double b, const StageConfig& c, double experts
   } else {
     f.m *= b / cp;  // samples (this rank's tokens of them) stack along the rows
   }
+  const double head_dim_scale = g.fused_attention ? AtReferenceHeadDim(f, gpu) : 1;
   if (g.per_expert) f.m *= c.expert_parallel / experts * tp / c.tensor_parallel;
   if (g.grouped) f.batch *= local_experts;
   switch (g.split) {
@@ -287,6 +315,7 @@ GemmTimes TimeGemm(const Gemm& g, double b, const StageConfig& c, double experts
     t.weight_grad_s = t.backward_s / 2;
   }
   if (g.mma_sync) AtMmaSyncSpeed(gpu, t);
+  ScaleTimes(head_dim_scale, t);
   // torchao's Float8Linear casts in BF16 GEMMs' place; an FP8 model's GPU differs from its 16-bit one.
   if (c.fp8_dynamic_casts && g.fp8 && !g.per_expert && &model_gpu.SixteenBit() != &model_gpu) {
     // Under sequence parallelism torchtitan's Float8ColwiseParallel / PrepareFloat8ModuleInput cast a

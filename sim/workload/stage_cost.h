@@ -49,6 +49,21 @@ struct StageConfig : spec::StageParallelism, spec::LayerRange, spec::MicroBatchP
 // Figs. 5 and 6, which benchmark FlashAttention-2 on H100 SXM5).
 inline constexpr double kFlashAttention2BackwardRatio = 2.5 * 370.0 / 322.0;
 
+// The head dimension at which the GEMM model's price of a fused attention kernel (Gemm::fused_attention,
+// one GEMM of k = 2 d) is its level; below it the kernel runs at FusedAttentionHeadDimSpeed of that rate.
+inline constexpr double kFusedAttentionReferenceHeadDim = 128;
+
+// A fused attention kernel's rate at head dimension `head_dim` over its rate at 128 (1 from 128 up), on a
+// GPU of `compute_capability`. FlashAttention-2's per-block work that does not grow with d (the online
+// softmax on the scores: Dao 2023, Sec. 3.1) makes its rate d / (d + c) of a rate, with c from its published
+// forward + backward rates at head dimension 64 over 128 (causal, 16K tokens; Dao 2023, arXiv 2307.08691,
+// Figs. 4(c),(d) on the A100 80GB: 171 / 189; Fig. 7(c),(d) on the H100 SXM5: 284 / 328; the flash-attn
+// repository's assets/flash2_a100_fwd_bwd_benchmark.png and flash2_h100_fwd_bwd_benchmark.png): the H100
+// figure on Hopper (9.x), the A100 figure on every other GPU (the kernels are Ampere code). Where the tile
+// model's k + tile_overhead_k gives head dimension 64 0.83 of 128's rate, these give 0.905 and 0.866.
+// docs/cost-model.md, "Fused attention by head dimension".
+double FusedAttentionHeadDimSpeed(double head_dim, int compute_capability);
+
 // What the cost model prices of a plan's stage (with the plan's micro-batch size and CP degree).
 StageConfig StageConfigOf(const spec::StageSpec& stage, uint64_t micro_batch_size, int context_parallel = 1);
 // The same with every plan-wide setting the cost model reads (micro-batch size, CP, the TP overlap).
