@@ -783,7 +783,7 @@ absl::StatusOr<CollectiveShape> FastestProtocol(const topology::Topology& topolo
                                                 const CollectiveRequest& req, CollectiveAlgorithm algorithm) {
   std::optional<CollectiveShape> best;
   ConcurrentCostCache cache;  // every protocol prices the same transfer sets
-  for (topology::NcclProtocol p : CandidateProtocols(topology, req.protocol)) {
+  for (topology::NcclProtocol p : CandidateProtocols(topology, req.protocol, req.gpus)) {
     const bool simple_only = algorithm == CollectiveAlgorithm::kNvls || algorithm == CollectiveAlgorithm::kCollNet ||
                              algorithm == CollectiveAlgorithm::kNvlsTree ||
                              algorithm == CollectiveAlgorithm::kCollNetChain;
