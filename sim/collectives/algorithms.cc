@@ -318,7 +318,8 @@ int MinComputeCapability(const topology::Topology& topology, const std::vector<G
 // channel's algorithm bandwidth (each channel moves S / channels, its flows at that rate: both trees' edges once each
 // way between two nodes, an inner node's NIC shared by two children's flows across more), and the cap bounds it.
 // >= 1; 1 without NCCL's model, inside one node (hetsim's channels there are not NCCL's, whose tree is a chain at the
-// N1 column's rate) and for broadcast. The factor stretches every byte of the tree (CollectiveShape::channel_cap_factor).
+// N1 column's rate) and for broadcast. The factor stretches every byte of the tree
+// (CollectiveShape::channel_cap_factor).
 double TreeChannelCapFactor(const ShapeInputs& in, const std::vector<PathCost>& front) {
   const topology::Topology& topology = in.router.topology();
   if (!topology.nccl_model() || !in.req.nccl_channel_caps || in.req.op != CollectiveOp::kAllReduce ||
