@@ -194,9 +194,9 @@ TEST_CASE("nccl model: LL128 only where NCCL enables it", "[collectives][nccl]")
   testing::AddIsland(pcie, {"lab", "box", 2, v1::SINGLE_SWITCH, 1, 100, 1000, 130});
   const topology::Topology lab = *testing::BuildTopology(pcie);
   CHECK_FALSE(NcclEnablesLl128(lab, Range(8)));
-  CHECK_FALSE(NcclEnablesLl128(lab, {GpuId(0), GpuId(1)}));
+  CHECK_FALSE(NcclEnablesLl128(lab, std::vector<GpuId>{GpuId(0), GpuId(1)}));
   // One GPU of the group per node: no intra-node hop.
-  CHECK(NcclEnablesLl128(lab, {GpuId(0), GpuId(4)}));
+  CHECK(NcclEnablesLl128(lab, std::vector<GpuId>{GpuId(0), GpuId(4)}));
   CollectiveRequest req;
   req.op = CollectiveOp::kAllReduce;
   req.gpus = Range(8);
@@ -217,7 +217,7 @@ TEST_CASE("nccl model: LL128 only where NCCL enables it", "[collectives][nccl]")
   testing::AddIsland(mixed, {"h100", "hgx", 1, v1::SINGLE_SWITCH, 8, 400, 1000, 130});
   const topology::Topology both = *testing::BuildTopology(mixed);
   CHECK(NcclEnablesLl128(both, Range(8)));
-  CHECK_FALSE(NcclEnablesLl128(both, {GpuId(0), GpuId(8)}));
+  CHECK_FALSE(NcclEnablesLl128(both, std::vector<GpuId>{GpuId(0), GpuId(8)}));
 }
 
 }  // namespace
