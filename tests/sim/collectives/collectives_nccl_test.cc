@@ -215,6 +215,10 @@ TEST_CASE("nccl model: LL128 only where NCCL enables it", "[collectives][nccl]")
   mixed.mutable_gpu_types(1)->set_preset("H100-SXM");
   testing::AddNodeType(mixed, "hgx", "h100", 8, 3600, 700);
   testing::AddIsland(mixed, {"h100", "hgx", 1, v1::SINGLE_SWITCH, 8, 400, 1000, 130});
+  v1::InterIslandLink* link = mixed.add_inter_island_links();
+  link->set_island_a("a100");
+  link->set_island_b("h100");
+  link->set_bandwidth_gbps(400);
   const topology::Topology both = *testing::BuildTopology(mixed);
   CHECK(NcclEnablesLl128(both, Range(8)));
   CHECK_FALSE(NcclEnablesLl128(both, std::vector<GpuId>{GpuId(0), GpuId(8)}));

@@ -223,7 +223,8 @@ TEST_CASE("node tree: NCCL's per-channel cap holds a tree across DGX A100 nodes 
     const double per_channel_gbps = nodes == 2 ? 23.6 : 17.8;
     CHECK(capped.shape.channels == 8);
     CHECK(capped.shape.channel_cap_factor > 1);
-    CHECK(capped.algbw_bytes_per_s / 1e9 == Approx(8 * per_channel_gbps / 2).epsilon(0.03));
+    // Within 3% on two nodes, 6% across four (the deeper trees' fill and drain at 64 chunks).
+    CHECK(capped.algbw_bytes_per_s / 1e9 == Approx(8 * per_channel_gbps / 2).epsilon(nodes == 2 ? 0.03 : 0.06));
     CHECK(capped.algbw_bytes_per_s / 1e9 <= 8 * per_channel_gbps / 2);
     // Without the cap (the calibration's check of the links): the NICs' rate, 25 GB/s x 0.965 a channel, once each
     // way between two nodes, twice across more.
