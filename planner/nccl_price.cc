@@ -44,7 +44,8 @@ double CrossingLoadRatio(const topology::Topology& topology, const std::vector<G
   if (!hier) {
     const std::vector<int32_t> sizes = collectives::NodeSizes(nodes);
     for (int32_t c = 0; c < shape.channels; ++c) tree(collectives::ChannelOrder(nodes, c), sizes, 0.5 / shape.channels);
-    return busiest() / reference;
+    // A tree under NCCL's per-channel cap moves its bytes x the cap's factor on every link, as the simulator runs it.
+    return busiest() * shape.channel_cap_factor / reference;
   }
   const size_t g = nodes.front().size();
   const double rails = static_cast<double>(g), num_nodes = static_cast<double>(nodes.size());

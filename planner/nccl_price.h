@@ -22,7 +22,8 @@ namespace hetsim::planner {
 // a hierarchical all-reduce's rails are rings over the nodes, 2 (N - 1) / N of a rail's 1/g of the bytes
 // on each crossing edge; a double tree's edges (NCCL's, DoubleTreeEdges) carry half of their channel's or
 // rail's bytes each way, once up the tree and once down (sim/collectives/algorithms.cc: RingShape,
-// TreeShape, HierarchicalShape). 1 for a ring and the algorithms that stay inside an island.
+// TreeShape, HierarchicalShape), x the tree's channel cap factor (CollectiveShape::channel_cap_factor: NCCL's
+// per-channel cap run as bytes stretched on every link). 1 for a ring and the algorithms that stay inside an island.
 double CrossingLoadRatio(const topology::Topology& topology, const std::vector<GpuId>& gpus,
                          const collectives::CollectiveShape& shape);
 

@@ -83,7 +83,8 @@ void NameRuns(const std::vector<NcclLog>& logs, const std::vector<std::string>& 
 // `instead` (not kAuto): the rows of logs that name no algorithm run that one where it applies (+inf where it
 // does not run on the log's GPUs), not the automatic choice.
 absl::StatusOr<Evaluated> Predict(const v1::Cluster& cluster, int island, const std::vector<const NcclLog*>& logs,
-                                  collectives::CollectiveAlgorithm instead = collectives::CollectiveAlgorithm::kAuto) {
+                                  collectives::CollectiveAlgorithm instead = collectives::CollectiveAlgorithm::kAuto,
+                                  bool channel_caps = true) {
   HETSIM_ASSIGN_OR_RETURN(driver::ClusterNetwork network, driver::BuildClusterNetwork(cluster, "cluster"));
   const topology::Topology& topo = *network.topology;
   Evaluated out;
@@ -97,6 +98,7 @@ absl::StatusOr<Evaluated> Predict(const v1::Cluster& cluster, int island, const 
     collectives::CollectiveRequest req;
     req.op = log->op;
     req.algorithm = ForcedAlgorithm(*log);
+    req.nccl_channel_caps = channel_caps;
     const bool alternative = req.algorithm == collectives::CollectiveAlgorithm::kAuto &&
                              instead != collectives::CollectiveAlgorithm::kAuto &&
                              collectives::Supports(instead, log->op);
@@ -225,13 +227,15 @@ absl::Status CheckLinksCanCarry(const v1::Cluster& cluster, int island, int node
   FromVector(fastest, best.mutable_node_types(node_type)->mutable_nccl());
   FromVector(fastest, best.mutable_islands(island)->mutable_nccl());
   if (best.node_types(node_type).nvlink_sharp()) best.mutable_node_types(node_type)->set_nvls_bandwidth_efficiency(1);
-  absl::StatusOr<Evaluated> e = Predict(best, island, logs);
+  // The links alone: without NCCL's per-channel tree caps, its software's limit, not the links' (a 2-node GH200 tree
+  // measured above hetsim's capped tree is NCCL beating its own tuner's table, not an in-network reduction).
+  absl::StatusOr<Evaluated> e = Predict(best, island, logs, collectives::CollectiveAlgorithm::kAuto, false);
   if (!e.ok()) return e.status();
   // Any algorithm NCCL may have run: at 100% efficiency the automatic choice can differ from the run's (NCCL's
   // tuner takes the tree between two nodes only below its per-channel cap, sim/collectives/algorithms.cc).
   for (collectives::CollectiveAlgorithm a :
        {collectives::CollectiveAlgorithm::kRing, collectives::CollectiveAlgorithm::kTree}) {
-    absl::StatusOr<Evaluated> other = Predict(best, island, logs, a);
+    absl::StatusOr<Evaluated> other = Predict(best, island, logs, a, false);
     if (!other.ok()) return other.status();
     for (size_t i = 0; i < e->seconds.size(); ++i) e->seconds[i] = std::min(e->seconds[i], other->seconds[i]);
   }

@@ -217,18 +217,42 @@ bool NcclRunsTree(Seconds ring, Seconds ring_latency, Seconds tree_latency, int6
   return tree_latency + (ring - ring_latency) * (ring_ratio / tree_ratio) < ring;
 }
 
-// NCCL's per-channel cap on a tree all-reduce's bus bandwidth between two nodes, GB/s, by protocol (tuning.cc,
-// perChMaxTreeBws for Simple and perChMaxTreeLL128Bws for LL128, their N2 column, by the compute capability's family
-// as NCCL picks it: Volta below 80). 0 for LL, whose tree NCCL prices at a quarter of the ring's anyway.
-double NcclTwoNodeTreeCapGBps(int compute_capability, topology::NcclProtocol protocol) {
+// NCCL's per-channel caps on a tree all-reduce's bus bandwidth across `nodes` (>= 2) nodes, GB/s, by protocol
+// (src/graph/tuning.cc, NVIDIA/nccl 5067397, the same since 2.23 for Hopper and 2.10 for Volta and Ampere:
+// perChMaxTreeBws for Simple and perChMaxTreeLL128Bws for LL128, their N2 column on two nodes and N4 above, by the
+// compute capability's family as NCCL picks it: Volta below 80, Blackwell from 100).
+double NcclTreeCapGBps(int compute_capability, topology::NcclProtocol protocol, int64_t nodes) {
   const int family = compute_capability >= 100 ? 3 : compute_capability >= 90 ? 2 : compute_capability >= 80 ? 1 : 0;
-  constexpr double kSimple[] = {18.5, 23.6, 41.4, 42.8};  // Volta, Ampere, Hopper, Blackwell
-  constexpr double kLl128[] = {20.0, 20.0, 36.7, 31.67};
+  const int column = nodes <= 2 ? 0 : 1;
+  constexpr double kSimple[4][2] = {{18.5, 10.0}, {23.6, 17.8}, {41.4, 36.0}, {42.8, 24.0}};
+  constexpr double kLl128[4][2] = {{20.0, 20.0}, {20.0, 20.0}, {36.7, 29.0}, {31.67, 20.0}};
   switch (protocol) {
-    case topology::NcclProtocol::kSimple: return kSimple[family];
-    case topology::NcclProtocol::kLL128: return kLl128[family];
+    case topology::NcclProtocol::kSimple: return kSimple[family][column];
+    case topology::NcclProtocol::kLL128: return kLl128[family][column];
     default: return 0;
   }
+}
+
+// NCCL's per-channel cap between two nodes as its tuner's choice reads it (NcclTwoNodeTreeRatio): 0 for LL, whose
+// tree NCCL prices at a quarter of the ring's anyway.
+double NcclTwoNodeTreeCapGBps(int compute_capability, topology::NcclProtocol protocol) {
+  return NcclTreeCapGBps(compute_capability, protocol, 2);
+}
+
+// The payload rate NCCL lets one channel of a tree all-reduce across `nodes` nodes reach, bytes/s of its algorithm
+// bandwidth: its tuner gives the tree's bus bandwidth min(nChannels x bw x 0.92, nChannels x perChMaxTreeBw) for every
+// protocol, then LL128's x 120/128 capped at perChMaxTreeLL128Bw and LL's / 3.8, and halves it into the algorithm
+// bandwidth (tuning.cc, ncclTopoTuneModel). Its cap is on the payload: hetsim's protocols already carry their wire
+// overhead (LL128's 0.92, LL's 1/4), so only the caps are taken here.
+double TreeChannelPayloadCap(int compute_capability, topology::NcclProtocol protocol, int64_t nodes) {
+  const double simple = NcclTreeCapGBps(compute_capability, topology::NcclProtocol::kSimple, nodes);
+  double bus = simple;
+  if (protocol == topology::NcclProtocol::kLL128) {
+    bus = std::min(simple * 120.0 / 128.0, NcclTreeCapGBps(compute_capability, protocol, nodes));
+  } else if (protocol == topology::NcclProtocol::kLL) {
+    bus = simple / 3.8;
+  }
+  return 0.5 * GBpsToBytesPerSecond(bus);
 }
 
 // The tree's ratio in NcclRunsTree for a group on `nodes` nodes whose ring channels have `ring_channel_busbw` bytes/s
@@ -276,6 +300,40 @@ absl::StatusOr<CollectiveShape> RingShape(const ShapeInputs& in, CollectiveShape
   return s;
 }
 
+// The lowest compute capability among `gpus` (NCCL's tuner reads its tables by the communicator's minCompCap); 0 when
+// a GPU is not in the topology.
+int MinComputeCapability(const topology::Topology& topology, const std::vector<GpuId>& gpus) {
+  int capability = 0;
+  for (GpuId g : gpus) {
+    const absl::StatusOr<topology::GpuLocation> at = topology.Locate(g);
+    if (!at.ok()) return 0;
+    const int c = topology.island(at->island).gpu.compute_capability;
+    capability = capability == 0 ? c : std::min(capability, c);
+  }
+  return capability;
+}
+
+// How much longer than on its links alone a tree all-reduce across nodes runs under NCCL's per-channel cap
+// (TreeChannelPayloadCap): its slowest flow's payload rate (`front`, the estimate's concurrent costs of one step) is a
+// channel's algorithm bandwidth (each channel moves S / channels, its flows at that rate: both trees' edges once each
+// way between two nodes, an inner node's NIC shared by two children's flows across more), and the cap bounds it.
+// >= 1; 1 without NCCL's model, inside one node (hetsim's channels there are not NCCL's, whose tree is a chain at the
+// N1 column's rate) and for broadcast. The factor stretches every byte of the tree
+// (CollectiveShape::channel_cap_factor).
+double TreeChannelCapFactor(const ShapeInputs& in, const std::vector<PathCost>& front) {
+  const topology::Topology& topology = in.router.topology();
+  if (!topology.nccl_model() || !in.req.nccl_channel_caps || in.req.op != CollectiveOp::kAllReduce ||
+      in.nodes.size() < 2) {
+    return 1.0;
+  }
+  double seconds_per_byte = 0;
+  for (const PathCost& c : front) seconds_per_byte = std::max(seconds_per_byte, c.seconds_per_byte.value());
+  const int capability = MinComputeCapability(topology, in.req.gpus);
+  const double cap = TreeChannelPayloadCap(capability, in.protocol, static_cast<int64_t>(in.nodes.size()));
+  if (!(seconds_per_byte > 0) || !(cap > 0)) return 1.0;
+  return std::max(1.0, 1.0 / seconds_per_byte / cap);
+}
+
 // Double binary trees over every channel (one heap tree for broadcast), chunks pipelined.
 absl::StatusOr<CollectiveShape> TreeShape(const ShapeInputs& in, CollectiveShape s) {
   if (in.req.op == CollectiveOp::kBroadcast) {
@@ -301,8 +359,10 @@ absl::StatusOr<CollectiveShape> TreeShape(const ShapeInputs& in, CollectiveShape
   if (!costs.ok()) return costs.status();
   const int32_t depth = DoubleTreeDepth(in.n, sizes);
   const std::vector<PathCost> front = StepFrontier(*std::move(costs));
+  s.channel_cap_factor = TreeChannelCapFactor(in, front);
+  const double wire_bytes = in.bytes * s.channel_cap_factor;
   std::tie(s.chunks, s.estimated_seconds) = BestChunks(in.req.chunks, [&](int32_t c) {
-    return in.n < 2 ? Seconds() : 2.0 * (c + depth - 1) * StepSeconds(front, Bytes(in.bytes / s.channels / 2 / c));
+    return in.n < 2 ? Seconds() : 2.0 * (c + depth - 1) * StepSeconds(front, Bytes(wire_bytes / s.channels / 2 / c));
   });
   // Once up and once down the tree: NCCL's tree latency, its chunks being its own pipelining.
   s.latency_seconds = in.n < 2 ? Seconds() : 2.0 * depth * StepSeconds(front, Bytes(0));
@@ -724,7 +784,7 @@ absl::StatusOr<CollectiveShape> FastestProtocol(const topology::Topology& topolo
                                                 const CollectiveRequest& req, CollectiveAlgorithm algorithm) {
   std::optional<CollectiveShape> best;
   ConcurrentCostCache cache;  // every protocol prices the same transfer sets
-  for (topology::NcclProtocol p : CandidateProtocols(topology, req.protocol)) {
+  for (topology::NcclProtocol p : CandidateProtocols(topology, req.protocol, req.gpus)) {
     const bool simple_only = algorithm == CollectiveAlgorithm::kNvls || algorithm == CollectiveAlgorithm::kCollNet ||
                              algorithm == CollectiveAlgorithm::kNvlsTree ||
                              algorithm == CollectiveAlgorithm::kCollNetChain;
@@ -1080,7 +1140,7 @@ TransferGraph BuildTransferGraph(const topology::Topology& topology, const Colle
     case CollectiveAlgorithm::kAuto: break;
   }
   if (s.representative) g.SetGroup(req.gpus);
-  if (topology.nccl_model()) g.SetNccl(s.protocol, s.launch_latency);
+  if (topology.nccl_model()) g.SetNccl(s.protocol, s.launch_latency, s.channel_cap_factor);
   return g;
 }
 

@@ -29,6 +29,10 @@ struct CollectiveShape {
   // NCCL protocol (kSimple when ideal) and the collective's launch latency (0 when ideal).
   topology::NcclProtocol protocol = topology::NcclProtocol::kSimple;
   Time launch_latency = 0;
+  // A tree all-reduce across nodes under NCCL's model: its bytes x this (>= 1) on every link, so that no channel
+  // runs faster than NCCL's per-channel tree bandwidth (tuning.cc, perChMaxTreeBws; NcclTreeChannelCapGBps in
+  // algorithms.cc). 1 otherwise.
+  double channel_cap_factor = 1.0;
   Seconds estimated_seconds;  // alpha-beta on the actual links, launch latency included
   // Rings and trees (not broadcast's): the estimate's byte-independent part, its steps' latencies and the
   // launch, what NCCL's tuner calls an algorithm's latency (NcclRunsTree in algorithms.cc).

@@ -90,6 +90,9 @@ struct CollectiveRequest {
   // simulation is under 0.5%: one island, NVSwitch nodes, a full-bisection fat tree (ExactTreeFabric in
   // algorithms.cc; docs/decisions.md, "Representative trees by default").
   bool representative_by_default = false;
+  // NCCL's per-channel cap on a tree across nodes (CollectiveShape::channel_cap_factor). Off only where the links
+  // alone are asked for: `hetsim calibrate`'s check that a row is not faster than the links carry.
+  bool nccl_channel_caps = true;
 };
 
 // Largest `bytes` accepted (1 PiB): keeps every per-flow byte count and rate product far from overflow.

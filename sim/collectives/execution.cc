@@ -70,7 +70,8 @@ absl::Status CollectiveExecution::RoutePaths(RoutedPaths& paths) const {
 
 absl::Status CollectiveExecution::Start(engine::Simulator* simulator) {
   simulator_ = simulator;
-  wire_bytes_per_byte_ = graph_->nccl() ? 1.0 / ProtocolBandwidthFraction(graph_->protocol()) : 1.0;
+  wire_bytes_per_byte_ =
+      graph_->nccl() ? graph_->channel_cap_factor() / ProtocolBandwidthFraction(graph_->protocol()) : 1.0;
   if (cache_ == nullptr) {
     own_paths_ = RoutedPaths{};
     HETSIM_RETURN_IF_ERROR(RoutePaths(own_paths_));

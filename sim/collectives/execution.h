@@ -97,7 +97,7 @@ class CollectiveExecution : private network::FlowObserver, private engine::Event
   std::vector<TransferIndex> pending_timed_;  // timed transfers whose bytes start now, not yet priced
   std::vector<double> pending_weight_;        // per link, scratch of PriceTimed
   std::vector<uint8_t> timed_as_flow_;        // per transfer: timed, but run as a flow (a link was down)
-  double wire_bytes_per_byte_ = 1;            // 1 / ProtocolBandwidthFraction (1 without NCCL)
+  double wire_bytes_per_byte_ = 1;            // channel cap factor / ProtocolBandwidthFraction (1 without NCCL)
   std::vector<int32_t> pending_;              // unfinished dependencies per transfer
   size_t remaining_ = 0;
   bool started_ = false;

@@ -1,7 +1,9 @@
 #include "sim/collectives/nccl_model.h"
 
 #include <algorithm>
+#include <utility>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_format.h"
 
 namespace hetsim::collectives {
@@ -33,9 +35,32 @@ double ProtocolBandwidthFraction(NcclProtocol p) {
   return 1.0;
 }
 
-std::vector<NcclProtocol> CandidateProtocols(const topology::Topology& topology, std::optional<NcclProtocol> forced) {
+bool NcclEnablesLl128(const topology::Topology& topology, std::span<const GpuId> gpus) {
+  absl::flat_hash_map<std::pair<int32_t, int32_t>, int32_t> per_node;  // (island, node) -> the group's GPUs there
+  int min_capability = 0, max_capability = 0;
+  for (GpuId g : gpus) {
+    const absl::StatusOr<topology::GpuLocation> at = topology.Locate(g);
+    if (!at.ok()) continue;
+    const spec::IslandSpec& island = topology.island(at->island);
+    const int c = island.gpu.compute_capability;
+    min_capability = min_capability == 0 ? c : std::min(min_capability, c);
+    max_capability = std::max(max_capability, c);
+    const int32_t here = ++per_node[{at->island, at->node}];
+    const spec::IntraNodeFabric fabric = island.node.fabric;
+    // typeIntra <= PATH_NVB: NVLink between the node's GPUs of the group (a bridge joins a pair only).
+    const bool nvlink = fabric == spec::IntraNodeFabric::kNvSwitch ||
+                        fabric == spec::IntraNodeFabric::kHybridCubeMesh ||
+                        (fabric == spec::IntraNodeFabric::kNvlinkBridge && here <= 2);
+    if (here > 1 && !nvlink) return false;
+  }
+  return min_capability == max_capability || min_capability >= 90;
+}
+
+std::vector<NcclProtocol> CandidateProtocols(const topology::Topology& topology, std::optional<NcclProtocol> forced,
+                                             std::span<const GpuId> gpus) {
   if (!topology.nccl_model()) return {NcclProtocol::kSimple};
   if (forced.has_value()) return {*forced};
+  if (!gpus.empty() && !NcclEnablesLl128(topology, gpus)) return {NcclProtocol::kLL, NcclProtocol::kSimple};
   return {NcclProtocol::kLL, NcclProtocol::kLL128, NcclProtocol::kSimple};
 }
 

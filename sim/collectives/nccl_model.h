@@ -32,9 +32,19 @@ absl::StatusOr<std::optional<NcclProtocol>> ParseProtocol(absl::string_view name
 // is flags, and the flag polling halves it again), LL128 0.92 (NCCL's 120/128), Simple 1.
 double ProtocolBandwidthFraction(NcclProtocol p);
 
-// The protocols a collective may use on `topology`: all three with the NCCL model, Simple alone when
-// ideal; `forced` (when set and the model is on) alone.
-std::vector<NcclProtocol> CandidateProtocols(const topology::Topology& topology, std::optional<NcclProtocol> forced);
+// Whether NCCL enables LL128 by default for a collective over `gpus` (src/graph/tuning.cc, ncclTopoTuneModel,
+// NVIDIA/nccl 5067397: `pEnable &= (graphs[a]->typeIntra <= PATH_NVB)`, and `minCompCap == maxCompCap || minCompCap >=
+// 90`): the group's GPUs inside each node joined by NVLink (NVSwitch, the cube-mesh's NVLink rings, a bridged pair),
+// not PCIe or host memory, and one compute capability unless all are Hopper or newer. A node holding one GPU of the
+// group has no intra-node hop. hetsim does not model where a node's NICs sit on its PCIe tree, so NCCL's typeInter <=
+// PATH_PXB test is taken as passed.
+bool NcclEnablesLl128(const topology::Topology& topology, std::span<const GpuId> gpus);
+
+// The protocols a collective may use on `topology`: all three with the NCCL model (LL and Simple where NCCL disables
+// LL128 for the group `gpus`, NcclEnablesLl128; empty: all three), Simple alone when ideal; `forced` (when set and the
+// model is on) alone.
+std::vector<NcclProtocol> CandidateProtocols(const topology::Topology& topology, std::optional<NcclProtocol> forced,
+                                             std::span<const GpuId> gpus = {});
 
 // Step latency of protocol p on a route: the largest over the fabrics of its links; 0 when ideal.
 Time RouteStepLatency(const topology::Topology& topology, std::span<const hetsim::LinkId> route, NcclProtocol p);

@@ -63,13 +63,17 @@ class TransferGraph {
   const std::vector<GpuId>& group() const { return group_; }
   // Runs the graph with NCCL protocol `protocol`: the execution scales bytes, adds the protocol's step
   // latency to every route and waits `launch_latency` before the first transfer (nccl_model.h).
-  void SetNccl(topology::NcclProtocol protocol, Time launch_latency) {
+  // `channel_cap_factor` (>= 1) stretches every transfer's bytes further: NCCL's per-channel cap on a tree
+  // across nodes (CollectiveShape::channel_cap_factor).
+  void SetNccl(topology::NcclProtocol protocol, Time launch_latency, double channel_cap_factor = 1.0) {
     nccl_ = true;
     protocol_ = protocol;
     launch_latency_ = launch_latency;
+    channel_cap_factor_ = channel_cap_factor;
   }
   bool nccl() const { return nccl_; }
   topology::NcclProtocol protocol() const { return protocol_; }
+  double channel_cap_factor() const { return channel_cap_factor_; }
   Time launch_latency() const { return launch_latency_; }
 
   size_t size() const { return transfers_.size(); }
@@ -112,6 +116,7 @@ class TransferGraph {
   bool nccl_ = false;
   topology::NcclProtocol protocol_ = topology::NcclProtocol::kSimple;
   Time launch_latency_ = 0;
+  double channel_cap_factor_ = 1.0;
   mutable std::vector<int32_t> succ_begin_;
   mutable std::vector<TransferIndex> succ_;
 };

@@ -101,11 +101,12 @@ struct Ring {
     return {TimeToSeconds(router.Latency(**route) + collectives::RouteStepLatency(cluster.topology(), **route, p)),
             router.BottleneckBytesPerSecond(**route) * collectives::ProtocolBandwidthFraction(p)};
   }
-  // A reduce-scatter or an all-gather of `bytes`: the closed form above at its fastest protocol.
+  // A reduce-scatter or an all-gather of `bytes`: the closed form above at its fastest protocol among those NCCL
+  // enables for the ring (LL and Simple here: its SHM hops are no NVLink, collectives::NcclEnablesLl128).
   double HalfSeconds(double bytes) const {
     const double n = static_cast<double>(gpus.size());
     double best = std::numeric_limits<double>::infinity();
-    for (collectives::NcclProtocol p : collectives::CandidateProtocols(cluster.topology(), std::nullopt)) {
+    for (collectives::NcclProtocol p : collectives::CandidateProtocols(cluster.topology(), std::nullopt, gpus)) {
       double step = 0;
       for (size_t k = 0; k < gpus.size(); ++k) {
         const Hop h = HopOf(k, p);

@@ -19,6 +19,7 @@
 #include "tests/base/time_io.h"
 #include "tests/service/driver/build_topology.h"
 #include "tests/sim/collectives/collectives_star.h"
+#include "tests/topology/topology_clusters.h"
 
 namespace hetsim::collectives {
 namespace {
@@ -177,6 +178,50 @@ TEST_CASE("nccl: NVLS all-reduce against NVIDIA/nccl#1455's H100 runs at 5-8 GPU
     CHECK(r.algbw_bytes_per_s > previous_algbw);
     previous_algbw = r.algbw_bytes_per_s;
   }
+}
+
+// NCCL enables LL128 by default only where its graph's intra-node paths are NVLink and the GPUs share a compute
+// capability below Hopper (src/graph/tuning.cc: typeIntra <= PATH_NVB, minCompCap == maxCompCap || minCompCap >= 90):
+// a group on a PCIe node chooses between LL and Simple, as a mixed A100 and H100 group does.
+TEST_CASE("nccl model: LL128 only where NCCL enables it", "[collectives][nccl]") {
+  const topology::Topology dgx = *testing::BuildTopology(testing::DgxA100Cluster(2));
+  CHECK(NcclEnablesLl128(dgx, Range(16)));
+  v1::Cluster pcie;
+  pcie.set_name("pcie");
+  pcie.add_gpu_types()->set_name("rtx");
+  pcie.mutable_gpu_types(0)->set_preset("RTX-4090");
+  testing::AddNodeType(pcie, "box", "rtx", 4, 252, 2000, v1::PCIE);
+  testing::AddIsland(pcie, {"lab", "box", 2, v1::SINGLE_SWITCH, 1, 100, 1000, 130});
+  const topology::Topology lab = *testing::BuildTopology(pcie);
+  CHECK_FALSE(NcclEnablesLl128(lab, Range(8)));
+  CHECK_FALSE(NcclEnablesLl128(lab, std::vector<GpuId>{GpuId(0), GpuId(1)}));
+  // One GPU of the group per node: no intra-node hop.
+  CHECK(NcclEnablesLl128(lab, std::vector<GpuId>{GpuId(0), GpuId(4)}));
+  CollectiveRequest req;
+  req.op = CollectiveOp::kAllReduce;
+  req.gpus = Range(8);
+  for (int64_t bytes : {int64_t{4} << 10, int64_t{64} << 10, int64_t{1} << 20, int64_t{64} << 20}) {
+    req.bytes = bytes;
+    topology::Router router(lab);
+    CHECK(testing::SimulateOk(lab, router, req).shape.protocol != topology::NcclProtocol::kLL128);
+  }
+  // Forced, it still runs.
+  req.protocol = topology::NcclProtocol::kLL128;
+  topology::Router router(lab);
+  CHECK(testing::SimulateOk(lab, router, req).shape.protocol == topology::NcclProtocol::kLL128);
+  // Ampere beside Hopper: two compute capabilities below 90.
+  v1::Cluster mixed = testing::DgxA100Cluster(1);
+  mixed.add_gpu_types()->set_name("h100");
+  mixed.mutable_gpu_types(1)->set_preset("H100-SXM");
+  testing::AddNodeType(mixed, "hgx", "h100", 8, 3600, 700);
+  testing::AddIsland(mixed, {"h100", "hgx", 1, v1::SINGLE_SWITCH, 8, 400, 1000, 130});
+  v1::InterIslandLink* link = mixed.add_inter_island_links();
+  link->set_island_a("a100");
+  link->set_island_b("h100");
+  link->set_bandwidth_gbps(400);
+  const topology::Topology both = *testing::BuildTopology(mixed);
+  CHECK(NcclEnablesLl128(both, Range(8)));
+  CHECK_FALSE(NcclEnablesLl128(both, std::vector<GpuId>{GpuId(0), GpuId(8)}));
 }
 
 }  // namespace

@@ -190,12 +190,61 @@ TEST_CASE("node tree: auto runs the tree between two GH200 nodes and the ring be
   req.bytes = int64_t{4} << 30;
   const CollectiveResult gh200 = testing::SimulateOk(alps, alps_router, req);
   CHECK(gh200.shape.algorithm == CollectiveAlgorithm::kTree);
-  CHECK(gh200.algbw_bytes_per_s / 1e9 == Approx(90.5).epsilon(0.06));
+  // NCCL's per-channel cap (Hopper, N2: 41.4 GB/s of bus bandwidth a channel, half of it algorithm bandwidth) holds
+  // the 4 channels to 82.8 GB/s: 8.5% below the run, whose NCCL beat its own tuner's table; hetsim's tree is NCCL's
+  // table, not the run (docs/network.md, "NCCL's per-channel tree cap").
+  CHECK(gh200.algbw_bytes_per_s / 1e9 == Approx(4 * 41.4 / 2).epsilon(0.02));
+  CHECK(gh200.algbw_bytes_per_s / 1e9 < 90.5);
   const topology::Topology dgx = *testing::BuildTopology(testing::DgxA100Cluster(2));
   topology::Router dgx_router(dgx);
   req.gpus = Range(16);
   req.bytes = int64_t{1} << 30;
   CHECK(testing::SimulateOk(dgx, dgx_router, req).shape.algorithm == CollectiveAlgorithm::kRing);
+}
+
+// NCCL's tuner caps each channel of a tree all-reduce across nodes (src/graph/tuning.cc, perChMaxTreeBws: Ampere 23.6
+// GB/s of bus bandwidth on two nodes, 17.8 across more; LL128 at most perChMaxTreeLL128Bws, 20): a forced tree between
+// two DGX A100 ran about twice the ring before the cap (each byte once each way over every NIC), at 8 x 23.6 / 2 =
+// 94.4 GB/s algbw with it (bus bandwidth 177 GB/s, below the ring's 190: NCCL's tuner keeps the ring there).
+TEST_CASE("node tree: NCCL's per-channel cap holds a tree across DGX A100 nodes to its tuner's rate",
+          "[collectives][tree]") {
+  CollectiveRequest req;
+  req.op = CollectiveOp::kAllReduce;
+  req.algorithm = CollectiveAlgorithm::kTree;
+  req.protocol = topology::NcclProtocol::kSimple;
+  req.bytes = int64_t{1} << 30;
+  for (int nodes : {2, 4}) {
+    CAPTURE(nodes);
+    const topology::Topology dgx = *testing::BuildTopology(testing::DgxA100Cluster(nodes));
+    topology::Router router(dgx);
+    req.gpus = Range(8 * nodes);
+    req.nccl_channel_caps = true;
+    const CollectiveResult capped = testing::SimulateOk(dgx, router, req);
+    const double per_channel_gbps = nodes == 2 ? 23.6 : 17.8;
+    CHECK(capped.shape.channels == 8);
+    CHECK(capped.shape.channel_cap_factor > 1);
+    // Within 3% on two nodes, 6% across four (the deeper trees' fill and drain at 64 chunks).
+    CHECK(capped.algbw_bytes_per_s / 1e9 == Approx(8 * per_channel_gbps / 2).epsilon(nodes == 2 ? 0.03 : 0.06));
+    CHECK(capped.algbw_bytes_per_s / 1e9 <= 8 * per_channel_gbps / 2);
+    // Without the cap (the calibration's check of the links): the NICs' rate, 25 GB/s x 0.965 a channel, once each
+    // way between two nodes, twice across more.
+    req.nccl_channel_caps = false;
+    const CollectiveResult links = testing::SimulateOk(dgx, router, req);
+    CHECK(links.shape.channel_cap_factor == 1);
+    CHECK(links.algbw_bytes_per_s > 1.2 * capped.algbw_bytes_per_s);
+  }
+  // The ring is not capped, and auto keeps it between two nodes at 1 GiB.
+  const topology::Topology dgx = *testing::BuildTopology(testing::DgxA100Cluster(2));
+  topology::Router router(dgx);
+  req.gpus = Range(16);
+  req.nccl_channel_caps = true;
+  req.algorithm = CollectiveAlgorithm::kRing;
+  const CollectiveResult ring = testing::SimulateOk(dgx, router, req);
+  CHECK(ring.shape.channel_cap_factor == 1);
+  CHECK(ring.busbw_bytes_per_s / 1e9 == Approx(190).epsilon(0.02));
+  req.algorithm = CollectiveAlgorithm::kAuto;
+  req.protocol.reset();
+  CHECK(testing::SimulateOk(dgx, router, req).shape.algorithm == CollectiveAlgorithm::kRing);
 }
 
 }  // namespace
