@@ -119,6 +119,7 @@ uint32_t Network::AllocateFlow() {
   flow_check_result_.push_back(0);
   flow_bottleneck_.push_back(kAtCap);
   flow_cap_.push_back(0);
+  flow_position_.push_back(0);
   return static_cast<uint32_t>(flows_.size() - 1);
 }
 
@@ -133,6 +134,7 @@ void Network::ReserveFlows(size_t flows) {
   flow_check_result_.reserve(want);
   flow_bottleneck_.reserve(want);
   flow_cap_.reserve(want);
+  flow_position_.reserve(want);
 }
 
 void Network::FreeFlow(uint32_t slot) {
