@@ -286,6 +286,7 @@ class Network : private engine::EventHandler {
   bool HasBottleneck(uint32_t slot);        // CheckBottleneck, once per flow and round
   bool CheckBottleneck(uint32_t slot);
   bool IsBottleneckOf(LinkId link, double rate);
+  bool MoveBottleneck(uint32_t slot, LinkId id);
   bool CloseComponent(double threshold);
   void ApplyNewRates();
   void RefreshCap(uint32_t slot);
@@ -329,6 +330,24 @@ class Network : private engine::EventHandler {
   // The capacity of the flow's tightest link: no allocation can give it more. Kept here, not in Flow,
   // for the binding test's sum over a link's flows.
   std::vector<double> flow_cap_;
+  // Which of the flow's hops cross a binding link: bit h for hop h < 63, kFarHops for a route of more
+  // hops (its hops from 63 on are tested one by one). Set at Join, kept by CollectSeeds as links start
+  // or stop binding. The recompute's hop loops look only at the links that bind (a third of a large
+  // run's hops), without reading the others' records.
+  std::vector<uint64_t> flow_binding_hops_;
+  static constexpr uint32_t kNearHops = 63;
+  static constexpr uint64_t kFarHops = uint64_t{1} << kNearHops;
+  // Calls visit(h) for every hop h of the flow whose link binds, in hop order.
+  template <typename Visit>
+  void ForBindingHops(uint32_t slot, Visit&& visit) const {
+    const uint64_t mask = flow_binding_hops_[slot];
+    for (uint64_t near = mask & ~kFarHops; near != 0; near &= near - 1) visit(static_cast<uint32_t>(__builtin_ctzll(near)));
+    if ((mask & kFarHops) == 0) return;
+    const Flow& f = flows_[slot];
+    for (uint32_t h = kNearHops; h < f.hops.size(); ++h) {
+      if (links_[f.hops[h].link.value()].binds) visit(h);
+    }
+  }
   uint64_t capacities_version_ = 0;  // SetLinkCapacities calls that changed a capacity
   uint32_t free_flow_ = kNoFlow;
   size_t active_flows_ = 0;

@@ -66,6 +66,11 @@ double Network::CollectSeeds() {
     for (const LinkEntry& entry : link.flows) caps += flow_cap_[entry.flow] * EntryWeight(link, entry);
     const bool bound = link.binds;
     link.binds = caps > link.capacity;
+    if (link.binds != bound) {
+      for (const LinkEntry& entry : link.flows) {
+        if (entry.hop < kNearHops) flow_binding_hops_[entry.flow] ^= uint64_t{1} << entry.hop;
+      }
+    }
     // A link that bound before the change may have held its flows back: re-rate them all. One that
     // binds neither before nor after constrains nobody, then or now.
     if (bound || link.binds) stack_.push_back(id);
@@ -147,10 +152,9 @@ void Network::ScanFlowHops(uint32_t position, size_t old_links) {
   const Flow& f = flows_[slot];
   flow_position_[slot] = position;
   const auto begin = static_cast<uint32_t>(scanned_hops_.size());
-  for (uint32_t h = 0; h < f.hops.size(); ++h) {
+  ForBindingHops(slot, [&](uint32_t h) {
     const LinkId id = f.hops[h].link;
     Link& link = links_[id.value()];
-    if (!link.binds) continue;
     if (link.scan_stamp != scan_stamp_) {
       link.scan_stamp = scan_stamp_;
       link.scan_index = static_cast<uint32_t>(component_links_.size());
@@ -161,7 +165,7 @@ void Network::ScanFlowHops(uint32_t position, size_t old_links) {
       rescanned_.push_back(link.scan_index);  // scanned before: summed again
     }
     scanned_hops_.push_back(ScannedHop{link.scan_index, h});
-  }
+  });
   // A flow whose tightest link binds never reaches its cap before that link saturates (the link's
   // other flows take some of it), and would reach it only together with the link when they take
   // nothing: its cap entry changes nothing, and most flows of a congested fabric are such flows.
@@ -194,10 +198,9 @@ bool Network::AddFlowsWithoutBottleneck() {
       grew |= AddToComponent(slot);
       continue;
     }
-    for (const Hop& hop : flows_[slot].hops) {
-      if (!links_[hop.link.value()].binds) continue;
-      for (const LinkEntry& entry : links_[hop.link.value()].flows) grew |= AddToComponent(entry.flow);
-    }
+    ForBindingHops(slot, [&](uint32_t h) {
+      for (const LinkEntry& entry : links_[flows_[slot].hops[h].link.value()].flows) grew |= AddToComponent(entry.flow);
+    });
   }
   return grew;
 }
@@ -250,14 +253,25 @@ bool Network::CheckBottleneck(uint32_t slot) {
     if (links_[last.value()].scan_stamp != scan_stamp_ || links_[last.value()].others == 0) return true;
     if (IsBottleneckOf(last, rate)) return true;
   }
-  for (const Hop& hop : flows_[slot].hops) {
-    if (hop.link != last && IsBottleneckOf(hop.link, rate)) {
-      flow_bottleneck_[slot] = hop.link;  // what holds it now: the next recompute looks here first
-      moved_records_.push_back(slot);
-      return true;
-    }
+  // Only binding links can hold it (IsBottleneckOf).
+  const Flow& f = flows_[slot];
+  for (uint64_t near = flow_binding_hops_[slot] & ~kFarHops; near != 0; near &= near - 1) {
+    const LinkId id = f.hops[__builtin_ctzll(near)].link;
+    if (id != last && IsBottleneckOf(id, rate)) return MoveBottleneck(slot, id);
+  }
+  if ((flow_binding_hops_[slot] & kFarHops) == 0) return false;
+  for (uint32_t h = kNearHops; h < f.hops.size(); ++h) {
+    const LinkId id = f.hops[h].link;
+    if (id != last && IsBottleneckOf(id, rate)) return MoveBottleneck(slot, id);
   }
   return false;
+}
+
+// Records what holds the flow now: the next recompute looks there first.
+bool Network::MoveBottleneck(uint32_t slot, LinkId id) {
+  flow_bottleneck_[slot] = id;
+  moved_records_.push_back(slot);
+  return true;
 }
 
 // Whether `link` is saturated and no flow on it gets more than `rate` per unit of weight.
@@ -296,14 +310,15 @@ bool Network::CloseComponent(double threshold) {
     }
   }
   for (size_t i = scanned; i < component_flows_.size(); ++i) {
-    for (const Hop& hop : flows_[component_flows_[i]].hops) {
-      Link& link = links_[hop.link.value()];
-      if (!link.binds || link.visit_epoch == epoch_) continue;
+    const uint32_t slot = component_flows_[i];
+    ForBindingHops(slot, [&](uint32_t h) {
+      Link& link = links_[flows_[slot].hops[h].link.value()];
+      if (link.visit_epoch == epoch_) return;
       link.visit_epoch = epoch_;
       for (const LinkEntry& entry : link.flows) {
         if (flow_rate_[entry.flow] >= threshold || std::isinf(flow_rate_[entry.flow])) AddToComponent(entry.flow);
       }
-    }
+    });
   }
   return component_flows_.size() > before;
 }
@@ -312,12 +327,12 @@ bool Network::CloseComponent(double threshold) {
 // floor: the floor drops to the level at which the link saturates with its new flow set.
 void Network::LowerFloorForNewFlows() {
   for (uint32_t slot : new_flows_) {
-    for (const Hop& hop : flows_[slot].hops) {
-      Link& link = links_[hop.link.value()];
-      if (!link.binds || link.level_epoch == epoch_) continue;
+    ForBindingHops(slot, [&](uint32_t h) {
+      Link& link = links_[flows_[slot].hops[h].link.value()];
+      if (link.level_epoch == epoch_) return;
       link.level_epoch = epoch_;
       refill_floor_ = std::min(refill_floor_, SaturationLevel(link));
-    }
+    });
   }
 }
 
