@@ -341,7 +341,9 @@ class Network : private engine::EventHandler {
   template <typename Visit>
   void ForBindingHops(uint32_t slot, Visit&& visit) const {
     const uint64_t mask = flow_binding_hops_[slot];
-    for (uint64_t near = mask & ~kFarHops; near != 0; near &= near - 1) visit(static_cast<uint32_t>(__builtin_ctzll(near)));
+    for (uint64_t near = mask & ~kFarHops; near != 0; near &= near - 1) {
+      visit(static_cast<uint32_t>(__builtin_ctzll(near)));
+    }
     if ((mask & kFarHops) == 0) return;
     const Flow& f = flows_[slot];
     for (uint32_t h = kNearHops; h < f.hops.size(); ++h) {
@@ -390,7 +392,7 @@ class Network : private engine::EventHandler {
   // Per position in component_flows_ (the scan's), what the filling needs of a flow without reading its
   // record: its binding hops as indices into component_links_ (with the hop, for a weight), in hop order.
   struct ScannedFlow {
-    uint32_t begin;     // into scanned_hops_
+    uint32_t begin;  // into scanned_hops_
     uint32_t count;
     bool weighted;
     bool cap_entry;  // the filling queues its cap (weighted, or its tightest link does not bind)
