@@ -119,6 +119,8 @@ uint32_t Network::AllocateFlow() {
   flow_check_result_.push_back(0);
   flow_bottleneck_.push_back(kAtCap);
   flow_cap_.push_back(0);
+  flow_position_.push_back(0);
+  flow_binding_hops_.push_back(0);
   return static_cast<uint32_t>(flows_.size() - 1);
 }
 
@@ -133,6 +135,8 @@ void Network::ReserveFlows(size_t flows) {
   flow_check_result_.reserve(want);
   flow_bottleneck_.reserve(want);
   flow_cap_.reserve(want);
+  flow_position_.reserve(want);
+  flow_binding_hops_.reserve(want);
 }
 
 void Network::FreeFlow(uint32_t slot) {
@@ -294,8 +298,10 @@ void Network::Join(uint32_t slot) {
     recompute_scheduled_ = true;
     simulator_->Schedule(now, this, kRecompute);
   }
+  uint64_t binding_hops = f.hops.size() > kNearHops ? kFarHops : 0;
   for (uint32_t h = 0; h < f.hops.size(); ++h) {
     Link& link = links_[f.hops[h].link.value()];
+    if (link.binds && h < kNearHops) binding_hops |= uint64_t{1} << h;
     // A plain flow alone on a link cannot make it bind (its cap is at most the link's capacity): the
     // recompute has nothing to look at there, as on most links of a large run.
     const bool alone = link.flows.empty() && !link.binds && !link.dirty && f.weights.empty();
@@ -305,6 +311,7 @@ void Network::Join(uint32_t slot) {
     if (!f.weights.empty()) ++link.weighted_flows;
     if (max_min && !alone) MarkDirty(f.hops[h].link);
   }
+  flow_binding_hops_[slot] = binding_hops;
   ++transmitting_flows_;
   stats_.max_active_flows = std::max(stats_.max_active_flows, transmitting_flows_);
 }

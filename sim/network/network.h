@@ -229,18 +229,16 @@ class Network : private engine::EventHandler {
     bool binds = false;  // its flows' caps add up to more than its capacity
     // Second line.
     uint32_t visit_epoch = 0;
-    uint32_t level_epoch = 0;   // saturation level already taken into this recompute's floor
-    uint32_t unfixed = 0;       // flows on the link whose rate is not decided yet
-    uint32_t others = 0;        // flows on the link outside the component (frozen or not re-rated)
-    double unfixed_weight = 0;  // their weights summed (= unfixed without weighted flows)
-    double residual = 0;        // capacity not yet given to fixed or frozen flows
+    uint32_t level_epoch = 0;  // saturation level already taken into this recompute's floor
+    uint32_t others = 0;       // flows on the link outside the component (frozen or not re-rated)
     // Bottleneck check of a recompute round: the link's load and its flows' largest share.
     uint32_t check_epoch = 0;
-    // The recompute's last scan that took the link in (scan_epoch_), at this index of component_links_.
-    uint32_t scan_epoch = 0;
+    // A link of this recompute's component (scan_stamp_), at this index of component_links_ and
+    // scanned_links_; the filling's own values are there, not here.
+    uint32_t scan_stamp = 0;
+    uint32_t scan_index = 0;
     double check_load = 0;
     double check_top_share = 0;
-    uint32_t scan_index = 0;
   };
   static_assert(sizeof(Link) == 128, "a link is two cache lines");
   struct ShareEntry {
@@ -277,7 +275,9 @@ class Network : private engine::EventHandler {
   void LowerFloorForNewFlows();
   double SaturationLevel(const Link& link);
   void ScanComponentLinks();
-  void ScanLink(Link& link);
+  void ScanFlowHops(uint32_t position, size_t old_links);
+  struct ScannedLink;
+  ScannedLink ScanLink(Link& link);
   void FillProgressively();
   void FixFlow(uint32_t slot, double rate);
   bool AddFlowsWithoutBottleneck();
@@ -286,6 +286,7 @@ class Network : private engine::EventHandler {
   bool HasBottleneck(uint32_t slot);        // CheckBottleneck, once per flow and round
   bool CheckBottleneck(uint32_t slot);
   bool IsBottleneckOf(LinkId link, double rate);
+  bool MoveBottleneck(uint32_t slot, LinkId id);
   bool CloseComponent(double threshold);
   void ApplyNewRates();
   void RefreshCap(uint32_t slot);
@@ -329,6 +330,26 @@ class Network : private engine::EventHandler {
   // The capacity of the flow's tightest link: no allocation can give it more. Kept here, not in Flow,
   // for the binding test's sum over a link's flows.
   std::vector<double> flow_cap_;
+  // Which of the flow's hops cross a binding link: bit h for hop h < 63, kFarHops for a route of more
+  // hops (its hops from 63 on are tested one by one). Set at Join, kept by CollectSeeds as links start
+  // or stop binding. The recompute's hop loops look only at the links that bind (a third of a large
+  // run's hops), without reading the others' records.
+  std::vector<uint64_t> flow_binding_hops_;
+  static constexpr uint32_t kNearHops = 63;
+  static constexpr uint64_t kFarHops = uint64_t{1} << kNearHops;
+  // Calls visit(h) for every hop h of the flow whose link binds, in hop order.
+  template <typename Visit>
+  void ForBindingHops(uint32_t slot, Visit&& visit) const {
+    const uint64_t mask = flow_binding_hops_[slot];
+    for (uint64_t near = mask & ~kFarHops; near != 0; near &= near - 1) {
+      visit(static_cast<uint32_t>(__builtin_ctzll(near)));
+    }
+    if ((mask & kFarHops) == 0) return;
+    const Flow& f = flows_[slot];
+    for (uint32_t h = kNearHops; h < f.hops.size(); ++h) {
+      if (links_[f.hops[h].link.value()].binds) visit(h);
+    }
+  }
   uint64_t capacities_version_ = 0;  // SetLinkCapacities calls that changed a capacity
   uint32_t free_flow_ = kNoFlow;
   size_t active_flows_ = 0;
@@ -350,19 +371,39 @@ class Network : private engine::EventHandler {
   std::vector<LinkId> component_links_;
   // The local rounds of a recompute only add flows to the component, and nothing a scan reads (flow
   // lists, capacities, binding, the other flows' rates) changes within a recompute: a round's scan
-  // redoes only the links the added flows cross, and takes the others' values as the last scan left
-  // them. component_flows_[0, scanned_flows_) are the flows of the last scan (0: scan them all), at
-  // epoch scan_epoch_; scanned_links_[i] is what it computed for component_links_[i].
+  // redoes only the links the added flows cross, and keeps the others' values as the last scan left
+  // them. component_flows_[0, scanned_flows_) are the flows of the last scan (0: scan them all);
+  // the links of this recompute's scans carry scan_stamp_; scanned_links_[i] is what the last scan
+  // computed for component_links_[i].
   size_t scanned_flows_ = 0;
-  uint32_t scan_epoch_ = 0;
+  uint32_t scan_stamp_ = 0;
+  // A component link as the scan leaves it: the capacity the flows outside the component leave, and
+  // the count and weight of the component's flows on it. The filling works on a copy (fill_links_),
+  // indexed like component_links_, and reads no link record but the flow lists of links it saturates.
   struct ScannedLink {
-    double residual;
-    double unfixed_weight;
-    uint32_t unfixed;
-    uint32_t others;
+    double residual;        // capacity not yet given to fixed or frozen flows
+    double unfixed_weight;  // weights of the flows whose rate is not decided yet (= unfixed without weighted flows)
+    uint32_t unfixed;       // flows on the link whose rate is not decided yet
+    uint32_t others;        // flows on the link outside the component
   };
   std::vector<ScannedLink> scanned_links_;
+  std::vector<ScannedLink> fill_links_;
   std::vector<uint32_t> rescanned_;  // indices into component_links_ of old links that added flows cross
+  // Per position in component_flows_ (the scan's), what the filling needs of a flow without reading its
+  // record: its binding hops as indices into component_links_ (with the hop, for a weight), in hop order.
+  struct ScannedFlow {
+    uint32_t begin;  // into scanned_hops_
+    uint32_t count;
+    bool weighted;
+    bool cap_entry;  // the filling queues its cap (weighted, or its tightest link does not bind)
+  };
+  struct ScannedHop {
+    uint32_t link;  // index into component_links_
+    uint32_t hop;   // index into the flow's hops
+  };
+  std::vector<ScannedFlow> scanned_flows_info_;
+  std::vector<ScannedHop> scanned_hops_;
+  std::vector<uint32_t> flow_position_;  // per flow slot: its index in component_flows_ (the last scan's)
   std::vector<uint32_t> component_flows_;
   std::vector<LinkId> stack_;
   std::vector<uint32_t> violators_;  // flows found without a bottleneck (AddFlowsWithoutBottleneck)

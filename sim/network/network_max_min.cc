@@ -66,6 +66,11 @@ double Network::CollectSeeds() {
     for (const LinkEntry& entry : link.flows) caps += flow_cap_[entry.flow] * EntryWeight(link, entry);
     const bool bound = link.binds;
     link.binds = caps > link.capacity;
+    if (link.binds != bound) {
+      for (const LinkEntry& entry : link.flows) {
+        if (entry.hop < kNearHops) flow_binding_hops_[entry.flow] ^= uint64_t{1} << entry.hop;
+      }
+    }
     // A link that bound before the change may have held its flows back: re-rate them all. One that
     // binds neither before nor after constrains nobody, then or now.
     if (bound || link.binds) stack_.push_back(id);
@@ -91,7 +96,7 @@ double Network::CollectSeeds() {
 
 void Network::NextEpoch() {
   if (++epoch_ == 0) {  // wrapped: clear stale markers so no old mark equals the new epoch
-    for (Link& link : links_) link.visit_epoch = link.level_epoch = link.check_epoch = link.scan_epoch = 0;
+    for (Link& link : links_) link.visit_epoch = link.level_epoch = link.check_epoch = link.scan_stamp = 0;
     scanned_flows_ = 0;  // the next scan takes every link afresh
     std::fill(flow_epoch_.begin(), flow_epoch_.end(), 0);
     std::fill(flow_check_epoch_.begin(), flow_check_epoch_.end(), 0);
@@ -101,7 +106,7 @@ void Network::NextEpoch() {
 
 // A component link's capacity left by the flows outside the component, and the count and weight of
 // the component's flows on it (the flows of this epoch).
-inline void Network::ScanLink(Link& link) {  // inline: called per link of every scan
+inline Network::ScannedLink Network::ScanLink(Link& link) {  // inline: called per link of every scan
   double others_load = 0;
   uint32_t others = 0;
   double weight = 0;
@@ -113,62 +118,61 @@ inline void Network::ScanLink(Link& link) {  // inline: called per link of every
       weight += EntryWeight(link, entry);
     }
   }
-  link.residual = link.capacity - others_load;
   link.others = others;
-  link.unfixed = static_cast<uint32_t>(link.flows.size()) - others;
-  link.unfixed_weight = weight;
+  return ScannedLink{link.capacity - others_load, weight, static_cast<uint32_t>(link.flows.size()) - others, others};
 }
 
 // The binding links of the component's flows, each with the capacity the other flows (frozen, or
 // simply not re-rated in this round) leave and the count and weight of the component's flows on it.
 // The links and their order are those of a scan of every component flow's hops in turn; a link no
-// flow added since the last scan crosses gets the last scan's values, which a scan from scratch
+// flow added since the last scan crosses keeps the last scan's values, which a scan from scratch
 // would compute again to the bit (same flows, same rates, same order of the sums).
 void Network::ScanComponentLinks() {
-  // A fresh epoch per round: links are marked anew; the component's flows keep their marks.
+  // A fresh epoch per round: the component's flows are marked anew.
   NextEpoch();
   for (uint32_t slot : component_flows_) flow_epoch_[slot] = epoch_;
   if (scanned_flows_ == 0) {
     component_links_.clear();
     scanned_links_.clear();
+    scanned_flows_info_.clear();
+    scanned_hops_.clear();
+    scan_stamp_ = epoch_;
   }
   const size_t old_links = component_links_.size();
   rescanned_.clear();
-  for (size_t i = scanned_flows_; i < component_flows_.size(); ++i) {
-    for (const Hop& hop : flows_[component_flows_[i]].hops) {
-      Link& link = links_[hop.link.value()];
-      if (!link.binds || link.visit_epoch == epoch_) continue;
-      link.visit_epoch = epoch_;
-      if (old_links != 0 && link.scan_epoch == scan_epoch_) {
-        rescanned_.push_back(link.scan_index);  // scanned before: summed again below
-        continue;
-      }
-      link.scan_epoch = epoch_;
-      link.scan_index = static_cast<uint32_t>(component_links_.size());
-      ScanLink(link);
-      component_links_.push_back(hop.link);
-      scanned_links_.push_back(ScannedLink{link.residual, link.unfixed_weight, link.unfixed, link.others});
-    }
-  }
-  for (uint32_t index : rescanned_) {
-    Link& link = links_[component_links_[index].value()];
-    ScanLink(link);
-    scanned_links_[index] = ScannedLink{link.residual, link.unfixed_weight, link.unfixed, link.others};
-    link.scan_epoch = epoch_;
-  }
-  for (size_t index = 0; index < old_links; ++index) {
-    Link& link = links_[component_links_[index].value()];
-    link.visit_epoch = epoch_;
-    if (link.scan_epoch == epoch_) continue;  // summed again above
-    link.scan_epoch = epoch_;
-    const ScannedLink& scanned = scanned_links_[index];
-    link.residual = scanned.residual;
-    link.unfixed_weight = scanned.unfixed_weight;
-    link.unfixed = scanned.unfixed;
-    link.others = scanned.others;
-  }
+  for (size_t i = scanned_flows_; i < component_flows_.size(); ++i) ScanFlowHops(static_cast<uint32_t>(i), old_links);
+  for (uint32_t index : rescanned_) scanned_links_[index] = ScanLink(links_[component_links_[index].value()]);
   scanned_flows_ = component_flows_.size();
-  scan_epoch_ = epoch_;
+}
+
+// A flow new to the component: its binding links (new ones scanned, old ones queued for a scan
+// again, each once a round) and its entry for the filling.
+void Network::ScanFlowHops(uint32_t position, size_t old_links) {
+  const uint32_t slot = component_flows_[position];
+  const Flow& f = flows_[slot];
+  flow_position_[slot] = position;
+  const auto begin = static_cast<uint32_t>(scanned_hops_.size());
+  ForBindingHops(slot, [&](uint32_t h) {
+    const LinkId id = f.hops[h].link;
+    Link& link = links_[id.value()];
+    if (link.scan_stamp != scan_stamp_) {
+      link.scan_stamp = scan_stamp_;
+      link.scan_index = static_cast<uint32_t>(component_links_.size());
+      scanned_links_.push_back(ScanLink(link));
+      component_links_.push_back(id);
+    } else if (link.scan_index < old_links && link.visit_epoch != epoch_) {
+      link.visit_epoch = epoch_;
+      rescanned_.push_back(link.scan_index);  // scanned before: summed again
+    }
+    scanned_hops_.push_back(ScannedHop{link.scan_index, h});
+  });
+  // A flow whose tightest link binds never reaches its cap before that link saturates (the link's
+  // other flows take some of it), and would reach it only together with the link when they take
+  // nothing: its cap entry changes nothing, and most flows of a congested fabric are such flows.
+  // Weighted flows keep theirs (a weight below 1 lets a flow reach its cap first).
+  const bool weighted = !f.weights.empty();
+  scanned_flows_info_.push_back(ScannedFlow{begin, static_cast<uint32_t>(scanned_hops_.size()) - begin, weighted,
+                                            weighted || !links_[f.tightest_link.value()].binds});
 }
 
 // Max-min is the one feasible allocation in which every flow has a bottleneck: it runs at its cap, or
@@ -181,10 +185,10 @@ void Network::ScanComponentLinks() {
 bool Network::AddFlowsWithoutBottleneck() {
   // Checked first, added after: a flow added now would read as re-rated in the checks that follow.
   violators_.clear();
-  for (LinkId id : component_links_) {
+  for (size_t i = 0; i < component_links_.size(); ++i) {
     // Only the component's flows on it: the filling saturated it for them, fair among them.
-    if (links_[id.value()].others == 0) continue;
-    for (const LinkEntry& entry : links_[id.value()].flows) {
+    if (scanned_links_[i].others == 0) continue;
+    for (const LinkEntry& entry : links_[component_links_[i].value()].flows) {
       if (!HasBottleneck(entry.flow)) violators_.push_back(entry.flow);
     }
   }
@@ -194,10 +198,9 @@ bool Network::AddFlowsWithoutBottleneck() {
       grew |= AddToComponent(slot);
       continue;
     }
-    for (const Hop& hop : flows_[slot].hops) {
-      if (!links_[hop.link.value()].binds) continue;
-      for (const LinkEntry& entry : links_[hop.link.value()].flows) grew |= AddToComponent(entry.flow);
-    }
+    ForBindingHops(slot, [&](uint32_t h) {
+      for (const LinkEntry& entry : links_[flows_[slot].hops[h].link.value()].flows) grew |= AddToComponent(entry.flow);
+    });
   }
   return grew;
 }
@@ -247,17 +250,28 @@ bool Network::CheckBottleneck(uint32_t slot) {
   const LinkId last = flow_bottleneck_[slot];
   if (last != kAtCap && links_[last.value()].binds) {
     // Untouched by the filling, or filled by the component's flows alone.
-    if (links_[last.value()].visit_epoch != epoch_ || links_[last.value()].others == 0) return true;
+    if (links_[last.value()].scan_stamp != scan_stamp_ || links_[last.value()].others == 0) return true;
     if (IsBottleneckOf(last, rate)) return true;
   }
-  for (const Hop& hop : flows_[slot].hops) {
-    if (hop.link != last && IsBottleneckOf(hop.link, rate)) {
-      flow_bottleneck_[slot] = hop.link;  // what holds it now: the next recompute looks here first
-      moved_records_.push_back(slot);
-      return true;
-    }
+  // Only binding links can hold it (IsBottleneckOf).
+  const Flow& f = flows_[slot];
+  for (uint64_t near = flow_binding_hops_[slot] & ~kFarHops; near != 0; near &= near - 1) {
+    const LinkId id = f.hops[__builtin_ctzll(near)].link;
+    if (id != last && IsBottleneckOf(id, rate)) return MoveBottleneck(slot, id);
+  }
+  if ((flow_binding_hops_[slot] & kFarHops) == 0) return false;
+  for (uint32_t h = kNearHops; h < f.hops.size(); ++h) {
+    const LinkId id = f.hops[h].link;
+    if (id != last && IsBottleneckOf(id, rate)) return MoveBottleneck(slot, id);
   }
   return false;
+}
+
+// Records what holds the flow now: the next recompute looks there first.
+bool Network::MoveBottleneck(uint32_t slot, LinkId id) {
+  flow_bottleneck_[slot] = id;
+  moved_records_.push_back(slot);
+  return true;
 }
 
 // Whether `link` is saturated and no flow on it gets more than `rate` per unit of weight.
@@ -296,14 +310,15 @@ bool Network::CloseComponent(double threshold) {
     }
   }
   for (size_t i = scanned; i < component_flows_.size(); ++i) {
-    for (const Hop& hop : flows_[component_flows_[i]].hops) {
-      Link& link = links_[hop.link.value()];
-      if (!link.binds || link.visit_epoch == epoch_) continue;
+    const uint32_t slot = component_flows_[i];
+    ForBindingHops(slot, [&](uint32_t h) {
+      Link& link = links_[flows_[slot].hops[h].link.value()];
+      if (link.visit_epoch == epoch_) return;
       link.visit_epoch = epoch_;
       for (const LinkEntry& entry : link.flows) {
         if (flow_rate_[entry.flow] >= threshold || std::isinf(flow_rate_[entry.flow])) AddToComponent(entry.flow);
       }
-    }
+    });
   }
   return component_flows_.size() > before;
 }
@@ -312,12 +327,12 @@ bool Network::CloseComponent(double threshold) {
 // floor: the floor drops to the level at which the link saturates with its new flow set.
 void Network::LowerFloorForNewFlows() {
   for (uint32_t slot : new_flows_) {
-    for (const Hop& hop : flows_[slot].hops) {
-      Link& link = links_[hop.link.value()];
-      if (!link.binds || link.level_epoch == epoch_) continue;
+    ForBindingHops(slot, [&](uint32_t h) {
+      Link& link = links_[flows_[slot].hops[h].link.value()];
+      if (link.level_epoch == epoch_) return;
       link.level_epoch = epoch_;
       refill_floor_ = std::min(refill_floor_, SaturationLevel(link));
-    }
+    });
   }
 }
 
@@ -361,22 +376,17 @@ void Network::FillProgressively() {
     }
     return;
   }
+  // The filling works on a copy of the scan's values, indexed like component_links_.
+  fill_links_.assign(scanned_links_.begin(), scanned_links_.end());
   sorted_shares_.clear();
   share_heap_.clear();
-  for (uint32_t slot : component_flows_) {
+  for (size_t i = 0; i < component_flows_.size(); ++i) {
+    const uint32_t slot = component_flows_[i];
     flow_fixed_[slot] = 0;
-    // A flow whose tightest link binds never reaches its cap before that link saturates (the link's
-    // other flows take some of it), and would reach it only together with the link when they take
-    // nothing: its cap entry changes nothing, and most flows of a congested fabric are such flows.
-    // Weighted flows keep theirs (a weight below 1 lets a flow reach its cap first).
-    const Flow& f = flows_[slot];
-    if (!f.weights.empty() || !links_[f.tightest_link.value()].binds) {
-      sorted_shares_.push_back(ShareEntry{flow_cap_[slot], slot, /*is_flow=*/true});
-    }
+    if (scanned_flows_info_[i].cap_entry) sorted_shares_.push_back(ShareEntry{flow_cap_[slot], slot, /*is_flow=*/true});
   }
-  for (LinkId id : component_links_) {
-    const Link& link = links_[id.value()];
-    sorted_shares_.push_back(ShareEntry{link.residual / link.unfixed_weight, id.value(), /*is_flow=*/false});
+  for (uint32_t j = 0; j < fill_links_.size(); ++j) {
+    sorted_shares_.push_back(ShareEntry{fill_links_[j].residual / fill_links_[j].unfixed_weight, j, /*is_flow=*/false});
   }
   // By share only: equal keys keep a deterministic (if arbitrary) order, and any order of equal
   // keys gives the same allocation.
@@ -404,7 +414,7 @@ void Network::FillProgressively() {
       flow_bottleneck_[top.index] = kAtCap;
       continue;
     }
-    Link& bottleneck = links_[top.index];
+    const ScannedLink& bottleneck = fill_links_[top.index];
     if (bottleneck.unfixed == 0) continue;  // every flow fixed elsewhere: it limits no one
     // Mathematically the share is >= the level already reached; the max absorbs rounding so that no
     // flow is ever given less than a bottleneck saturated before it.
@@ -415,22 +425,25 @@ void Network::FillProgressively() {
       continue;
     }
     level = share;
-    for (const LinkEntry& entry : bottleneck.flows) {
+    const LinkId id = component_links_[top.index];
+    for (const LinkEntry& entry : links_[id.value()].flows) {
       if (flow_fixed_[entry.flow]) continue;
       FixFlow(entry.flow, level);
-      flow_bottleneck_[entry.flow] = LinkId(top.index);
+      flow_bottleneck_[entry.flow] = id;
     }
   }
 }
 
+// Fixes a component flow's rate and takes it from its binding links' residuals (the scan's hops: no
+// link record read).
 void Network::FixFlow(uint32_t slot, double rate) {
-  Flow& f = flows_[slot];
   flow_fixed_[slot] = 1;
   flow_new_rate_[slot] = rate;
-  for (uint32_t h = 0; h < f.hops.size(); ++h) {
-    Link& link = links_[f.hops[h].link.value()];
-    if (!link.binds || link.visit_epoch != epoch_) continue;  // not part of this filling
-    const double w = HopWeight(f, h);
+  const ScannedFlow& scanned = scanned_flows_info_[flow_position_[slot]];
+  const ScannedHop* hops = scanned_hops_.data() + scanned.begin;
+  for (uint32_t k = 0; k < scanned.count; ++k) {
+    ScannedLink& link = fill_links_[hops[k].link];
+    const double w = scanned.weighted ? flows_[slot].weights[hops[k].hop] : 1.0;
     link.residual -= rate * w;
     --link.unfixed;
     link.unfixed_weight -= w;
