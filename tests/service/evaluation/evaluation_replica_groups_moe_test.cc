@@ -13,8 +13,6 @@
 namespace hetsim::evaluation {
 namespace {
 
-double RelativeError(Time predicted, Time simulated) { return TimeToSeconds(predicted) / TimeToSeconds(simulated) - 1; }
-
 TEST_CASE("validate: an MoE stage of replica groups on two GPU types is judged as priced",
           "[evaluation][replicas][experts]") {
   absl::StatusOr<proto::PlanInputs> inputs =
