@@ -134,20 +134,20 @@ void AddContextParallelExchange(const executor::VirtualStageCost& vs, spec::Cont
       absl::StrFormat(R"({"ring_ms":%.6g,"exposed_ms":%.6g})", TimeToMilliseconds(ring), TimeToMilliseconds(exposed)));
 }
 
-// On a GPU of a mixed stage's replica group: how much shorter its own pass is than the stage's (it
-// waits that long for the slowest group) and the group's fields for the slice's args.
+// On a GPU of a mixed stage's replica group: how much shorter its own part of compute node `id` was than
+// the stage's (it waited that long for the slowest group; as faults or jitter stretched them, GroupWaitIn)
+// and the group's fields for the slice's args.
 struct GroupPass {
   Time wait = 0;
   std::string args;  // ,"replica_group":..., or empty for a plain stage
 };
-GroupPass GroupPassOn(const ExecutionSetup& setup, const executor::VirtualStageCost& vs, int s, GpuId g, bool forward) {
+GroupPass GroupPassOn(const ExecutionSetup& setup, const ExecutionResult& r, NodeId id, int s, GpuId g) {
   const auto& st = setup.stages[s];
   if (!st.layout.mixed()) return {};
   const auto it = std::find(st.layout.gpus.begin(), st.layout.gpus.end(), g);
   const int group = st.layout.GroupOfGpu(static_cast<size_t>(it - st.layout.gpus.begin()));
-  const auto& own = vs.replica_groups[group];
   GroupPass out;
-  out.wait = forward ? vs.forward_time() - own.forward_time() : vs.backward_time() - own.backward_time();
+  out.wait = executor::GroupWaitIn(setup, r, id, group);
   out.args = absl::StrFormat(R"(,"replica_group":%d,"gpu_type":"%s","micro_batch_share":%d,"wait_ms":%.6g)", group,
                              JsonEscape(st.replica_groups[group].gpu_type_name),
                              st.layout.replica_groups[group].micro_batch_share, TimeToMilliseconds(out.wait));
@@ -179,7 +179,7 @@ void AddCompute(const ExecutionSetup& setup, const ExecutionResult& r, TraceCont
                           s, node.virtual_stage / S, vs.first_layer, vs.first_layer + vs.num_layers - 1, gflop);
       c.compute_slice[id] = static_cast<int>(c.slices.size());
       for (GpuId g : c.stage_gpus[s]) {
-        const GroupPass pass = GroupPassOn(setup, vs, s, g, forward);
+        const GroupPass pass = GroupPassOn(setup, r, id, s, g);
         AddSlice(c, g, kCompute, r.node_start[id], r.node_finish[id] - pass.wait, name,
                  forward ? "forward" : "backward",
                  pass.args.empty() ? args : absl::StrCat(args.substr(0, args.size() - 1), pass.args, "}"));
