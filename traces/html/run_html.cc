@@ -207,12 +207,12 @@ void AddPipelineCharts(const std::vector<PipelineHtmlInputs>& pipelines, const f
     }
     const v1::PipelineReport* pr = p < static_cast<size_t>(report.pipelines_size()) ? &report.pipelines(p) : nullptr;
     page.AddHeading(absl::StrFormat("Pipeline %s", in.name));
-    page.AddParagraph(
-        absl::StrFormat("%s of the batch in microbatches of %d, %s (report stages %d-%d) on %s; its last backward at "
-                        "%.1f ms. One row per stage; hover for times.",
-                        Counted(pr ? pr->batch_share() : 0, "sample"), pr ? pr->micro_batch_size() : 0,
-                        Counted(in.setup->num_stages(), "stage"), in.first_stage,
-                        in.first_stage + in.setup->num_stages() - 1, types, pr ? pr->pipeline_ms() : 0));
+    page.AddParagraph(absl::StrFormat(
+        "%s of the batch in %s of %d, %s (report stages %d-%d) on %s; its last backward at "
+        "%.1f ms. One row per stage; hover for times.",
+        Counted(pr ? pr->batch_share() : 0, "sample"), Counted(pr ? pr->num_microbatches() : 0, "microbatch"),
+        pr ? pr->micro_batch_size() : 0, Counted(in.setup->num_stages(), "stage"), in.first_stage,
+        in.first_stage + in.setup->num_stages() - 1, types, pr ? pr->pipeline_ms() : 0));
     page.AddRaw(GanttSvg(*in.setup, *in.result, faults != nullptr ? faults->events : none));
     page.AddRaw(MemoryCharts(*in.setup, *in.result, report, in.first_stage));
   }
