@@ -353,8 +353,8 @@ BestCandidate SearchMixed(const PlanRequest& request, const workload::ModelCost&
 std::string SharesOf(const spec::StageSpec& st) {
   std::vector<std::string> parts;
   for (const spec::ReplicaGroupSpec& g : st.replica_groups) {
-    parts.push_back(absl::StrFormat("%s TP %d x %d replicas of %d samples", g.mesh.island, g.tensor_parallel,
-                                    g.data_parallel, g.micro_batch_share));
+    parts.push_back(absl::StrFormat("%s TP %d x %s of %s", g.mesh.island, g.tensor_parallel,
+                                    Counted(g.data_parallel, "replica"), Counted(g.micro_batch_share, "sample")));
   }
   return absl::StrJoin(parts, " + ");
 }
