@@ -8,6 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "base/check.h"
+#include "base/counted.h"
 #include "base/spec/defaults.h"
 #include "base/spec/dtype.h"
 #include "base/status_macros.h"
@@ -310,8 +311,8 @@ std::vector<std::string> MixedClusterNotes(const spec::ClusterSpec& cluster, con
       notes.push_back(absl::StrCat(island, ": unused (no stage on it lowered the predicted iteration)"));
       continue;
     }
-    notes.push_back(absl::StrFormat("%s: %d stage%s on %d GPUs, layers %d-%d (%.0f%% of the layers)", island, stages,
-                                    stages == 1 ? "" : "s", gpus, first, last,
+    notes.push_back(absl::StrFormat("%s: %s on %d GPUs, layers %d-%d (%.0f%% of the layers)", island,
+                                    Counted(stages, "stage"), gpus, first, last,
                                     100.0 * layers / std::max(1, layer_count)));
   }
   return notes;
@@ -353,8 +354,8 @@ BestCandidate SearchMixed(const PlanRequest& request, const workload::ModelCost&
 std::string SharesOf(const spec::StageSpec& st) {
   std::vector<std::string> parts;
   for (const spec::ReplicaGroupSpec& g : st.replica_groups) {
-    parts.push_back(absl::StrFormat("%s TP %d x %d replicas of %d samples", g.mesh.island, g.tensor_parallel,
-                                    g.data_parallel, g.micro_batch_share));
+    parts.push_back(absl::StrFormat("%s TP %d x %s of %s", g.mesh.island, g.tensor_parallel,
+                                    Counted(g.data_parallel, "replica"), Counted(g.micro_batch_share, "sample")));
     // MoE: the group's own expert layout (the planner writes it only for an MoE model).
     if (g.expert_parallel > 0) {
       parts.back() += absl::StrFormat(" at EP %d x ETP %d", g.expert_parallel, std::max(1, g.expert_tensor_parallel));
@@ -378,8 +379,8 @@ std::string MixedChoiceNote(PlannerKind kind, bool searched, const BestCandidate
            "shares of the micro-batch by measured speed): none fits or the model or CP rules them out; every stage "
            "stays inside one island";
   }
-  const std::string what = absl::StrFormat("%d stage%s of mixed replica groups (stage 0: %s; micro-batch %d)",
-                                           mixed_plan.stages.size(), mixed_plan.stages.size() == 1 ? "" : "s",
+  const std::string what = absl::StrFormat("%s of mixed replica groups (stage 0: %s; micro-batch %d)",
+                                           Counted(mixed_plan.stages.size(), "stage"),
                                            SharesOf(mixed_plan.stages.front()), mixed.micro_batch_size);
   const double mixed_ms = TimeToMilliseconds(mixed.prediction->iteration);
   if (!one_island.prediction) {
@@ -518,11 +519,10 @@ std::string PipelinesOf(const PipelinesCandidate& c) {
       ideal += c.pipelines[p].ideal_share;
     }
     const size_t stages = first.candidate.stages.size();
-    parts.push_back(absl::StrFormat("%s %s%d stage%s%s, %d samples (ideal %.1f)%s", first.gpu_type,
-                                    copies > 1 ? absl::StrCat(copies, " x ") : "", stages, stages == 1 ? "" : "s",
-                                    first.context_parallel > 1 ? absl::StrCat(" at CP ", first.context_parallel) : "",
-                                    samples, ideal,
-                                    mixed_sizes ? absl::StrCat(", micro-batch ", first.micro_batch_size) : ""));
+    parts.push_back(absl::StrFormat(
+        "%s %s%s%s, %d samples (ideal %.1f)%s", first.gpu_type, copies > 1 ? absl::StrCat(copies, " x ") : "",
+        Counted(stages, "stage"), first.context_parallel > 1 ? absl::StrCat(" at CP ", first.context_parallel) : "",
+        samples, ideal, mixed_sizes ? absl::StrCat(", micro-batch ", first.micro_batch_size) : ""));
   }
   std::string out = absl::StrJoin(parts, "; ");
   if (c.zero_stage > 0 && c.zero_free) {
@@ -560,9 +560,6 @@ std::string PipelinesOf(const PipelinesCandidate& c) {
   return out;
 }
 
-// "1 stage", "4 stages".
-std::string Stages(size_t n) { return absl::StrFormat("%d stage%s", n, n == 1 ? "" : "s"); }
-
 // Which candidate families were compared on a mixed cluster, their predicted iterations, and by how much
 // the chosen one beats the next best.
 std::string FamiliesNote(const BestCandidate& one_island, const BestCandidate& mixed,
@@ -573,11 +570,12 @@ std::string FamiliesNote(const BestCandidate& one_island, const BestCandidate& m
   };
   std::vector<Family> families;
   if (one_island.prediction) {
-    families.push_back({absl::StrFormat("one pipeline (HAPT's DP, %s)", Stages(one_island.candidate->stages.size())),
-                        one_island.prediction->iteration});
+    families.push_back(
+        {absl::StrFormat("one pipeline (HAPT's DP, %s)", Counted(one_island.candidate->stages.size(), "stage")),
+         one_island.prediction->iteration});
   }
   if (mixed.prediction) {
-    families.push_back({absl::StrFormat("mixed replica groups (%s)", Stages(mixed.candidate->stages.size())),
+    families.push_back({absl::StrFormat("mixed replica groups (%s)", Counted(mixed.candidate->stages.size(), "stage")),
                         mixed.prediction->iteration});
   }
   if (pipes) {

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "base/counted.h"
 #include "proto/cluster_networks_internal.h"
 #include "proto/framework_profile.h"
 #include "proto/gpu_presets.h"
@@ -137,9 +138,9 @@ std::string SummarizeNetworks(const Cluster& c, const absl::flat_hash_map<std::s
                                      NicSharingText(is, gpus)));
     }
     const Island& first = c.islands(n.islands.front());
-    absl::StrAppendFormat(&out, "  network %s: %d nodes of %d islands on one %s; NICs per node type: %s\n", n.name,
-                          node_count, n.islands.size(), FabricTopology_Name(first.topology()),
-                          absl::StrJoin(nics, "; "));
+    absl::StrAppendFormat(&out, "  network %s: %s of %s on one %s; NICs per node type: %s\n", n.name,
+                          Counted(node_count, "node"), Counted(n.islands.size(), "island"),
+                          FabricTopology_Name(first.topology()), absl::StrJoin(nics, "; "));
   }
   return out;
 }
@@ -188,16 +189,16 @@ std::string SummarizeCluster(const Cluster& c, absl::string_view file) {
                           l.count() ? l.count() : 1, Bandwidth(l.bandwidth_gbps()), FabricName(l.fabric()),
                           Latency(l.latency_ns()));
   }
-  return absl::StrFormat("%s: cluster \"%s\": %d GPUs in %d islands, %.2f PFLOP/s peak\n%s", file, c.name(), total_gpus,
-                         c.islands_size(), total_pflops, lines);
+  return absl::StrFormat("%s: cluster \"%s\": %s in %s, %.2f PFLOP/s peak\n%s", file, c.name(),
+                         Counted(total_gpus, "GPU"), Counted(c.islands_size(), "island"), total_pflops, lines);
 }
 
 std::string SummarizeModel(const Model& m, absl::string_view file) {
   std::string what;
   if (m.has_transformer()) {
     const Transformer& t = m.transformer();
-    what = absl::StrFormat("transformer, %d blocks, hidden %d, %d heads, seq %d, vocab %d", t.num_layers(),
-                           t.hidden_size(), t.num_attention_heads(), t.seq_length(), t.vocab_size());
+    what = absl::StrFormat("transformer, %s, hidden %d, %s, seq %d, vocab %d", Counted(t.num_layers(), "block"),
+                           t.hidden_size(), Counted(t.num_attention_heads(), "head"), t.seq_length(), t.vocab_size());
     if (t.head_dim() > 0) absl::StrAppendFormat(&what, ", head_dim %d", t.head_dim());
     if (t.has_mla()) {
       absl::StrAppendFormat(&what, ", MLA (latents Q %d, KV %d; QK %d+%d, V %d)", t.mla().q_lora_rank(),
@@ -205,7 +206,7 @@ std::string SummarizeModel(const Model& m, absl::string_view file) {
                             t.mla().v_head_dim());
     }
     if (t.num_experts() > 1) {
-      absl::StrAppendFormat(&what, ", %d experts top-%d", t.num_experts(), t.moe_top_k());
+      absl::StrAppendFormat(&what, ", %s top-%d", Counted(t.num_experts(), "expert"), t.moe_top_k());
       if (t.moe_shared_expert_ffn_hidden_size() > 0) {
         absl::StrAppendFormat(&what, " + shared %d", t.moe_shared_expert_ffn_hidden_size());
       }
@@ -213,13 +214,14 @@ std::string SummarizeModel(const Model& m, absl::string_view file) {
       if (t.moe_layer_freq() > 1) absl::StrAppendFormat(&what, ", MoE every %d", t.moe_layer_freq());
       if (t.moe_grouped_gemm()) what += ", grouped GEMM";
     }
-    if (t.mtp_num_layers() > 0) absl::StrAppendFormat(&what, ", %d MTP modules", t.mtp_num_layers());
+    if (t.mtp_num_layers() > 0) absl::StrAppendFormat(&what, ", %s", Counted(t.mtp_num_layers(), "MTP module"));
     if (t.no_attention_dropout()) what += ", no dropout on the attention probabilities";
   } else {
     what = absl::StrFormat("layer list, seq %d", m.layer_list().seq_length());
   }
-  return absl::StrFormat("%s: model \"%s\": %s, %s, %s parameters, %d layers to place\n", file, m.name(), what,
-                         DType_Name(proto::EffectiveDType(m)), Params(proto::ModelParamCount(m)), proto::LayerCount(m));
+  return absl::StrFormat("%s: model \"%s\": %s, %s, %s parameters, %s to place\n", file, m.name(), what,
+                         DType_Name(proto::EffectiveDType(m)), Params(proto::ModelParamCount(m)),
+                         Counted(proto::LayerCount(m), "layer"));
 }
 
 namespace {
@@ -267,10 +269,10 @@ std::string DescribeCallOrder(const Plan& p) {
       inside.erase(std::unique(inside.begin(), inside.end()), inside.end());
       if (inside.empty()) continue;
       absl::StrAppendFormat(&out,
-                            "  ZeRO-3 calls: pipelines[%d] stage %d holds %d layer ranges; a pass calls all their "
+                            "  ZeRO-3 calls: pipelines[%d] stage %d holds %s; a pass calls all their "
                             "gathers when it is ready and waits for each at its first layer (stock FSDP and DeepSpeed "
                             "call them layer by layer on one stream, and hang where holders' orders cross)\n",
-                            i, s, inside.size() + 1);
+                            i, s, Counted(inside.size() + 1, "layer range"));
     }
   }
   return out;
@@ -336,13 +338,11 @@ std::string DescribeUnfused(const Plan& p) {
 std::string SummarizePlan(const proto::PlanInputs& in) {
   const Plan& p = in.plan;
   std::string out = absl::StrFormat(
-      "%s: plan \"%s\": model \"%s\"%s on cluster \"%s\", %s, global batch %d, microbatch %d -> %d microbatches, "
-      "%s\n",
-      in.plan_path, p.name(), in.model.name(),
-      in.model_path.empty() ? " (inline)" : absl::StrCat(" (", in.model_path, ")"), in.cluster.name(),
-      Schedule_Name(p.schedule()), p.global_batch_size(), p.micro_batch_size(), in.microbatches,
-      p.pipelines().empty() ? absl::StrFormat("%d stages", p.stages_size())
-                            : absl::StrFormat("%d pipelines", p.pipelines_size()));
+      "%s: plan \"%s\": model \"%s\"%s on cluster \"%s\", %s, global batch %d, microbatch %d -> %s, %s\n", in.plan_path,
+      p.name(), in.model.name(), in.model_path.empty() ? " (inline)" : absl::StrCat(" (", in.model_path, ")"),
+      in.cluster.name(), Schedule_Name(p.schedule()), p.global_batch_size(), p.micro_batch_size(),
+      Counted(in.microbatches, "microbatch"),
+      p.pipelines().empty() ? Counted(p.stages_size(), "stage") : Counted(p.pipelines_size(), "pipeline"));
   if (proto::ContextParallel(p) > 1) {
     absl::StrAppendFormat(&out, "  context parallel %d (%s)\n", proto::ContextParallel(p),
                           spec::ContextParallelExchangeName(proto::ContextParallelCommOf(p)));
@@ -359,8 +359,9 @@ std::string SummarizePlan(const proto::PlanInputs& in) {
   out += DescribeRangeZero(p);
   for (const Pipeline& pl : p.pipelines()) {
     const uint64_t micro = proto::PipelineMicroBatchSize(p, pl);
-    absl::StrAppendFormat(&out, "  pipeline %s: %d samples, microbatch %d -> %d microbatches, %d stages", pl.name(),
-                          pl.batch_share(), micro, micro > 0 ? pl.batch_share() / micro : 0, pl.stages_size());
+    absl::StrAppendFormat(
+        &out, "  pipeline %s: %s, microbatch %d -> %s, %s", pl.name(), Counted(pl.batch_share(), "sample"), micro,
+        Counted(micro > 0 ? pl.batch_share() / micro : 0, "microbatch"), Counted(pl.stages_size(), "stage"));
     // Pipeline.context_parallel: its own degree where it sets one.
     if (pl.context_parallel() > 0 && pl.context_parallel() != proto::ContextParallel(p)) {
       absl::StrAppendFormat(&out, ", context parallel %d (%s)", pl.context_parallel(),
@@ -380,8 +381,8 @@ std::string SummarizeSweep(const Sweep& s, absl::string_view file) {
   for (const SweepAxis& a : s.axes()) {
     if (a.values().empty()) {
       const int64_t points = static_cast<int64_t>(std::floor((a.to() - a.from()) / a.step() + 1e-9)) + 1;
-      absl::StrAppendFormat(&out, "  axis %s: %g..%g step %g (%d values)\n", a.path(), a.from(), a.to(), a.step(),
-                            points);
+      absl::StrAppendFormat(&out, "  axis %s: %g..%g step %g (%s)\n", a.path(), a.from(), a.to(), a.step(),
+                            Counted(points, "value"));
     } else {
       absl::StrAppendFormat(&out, "  axis %s: %s\n", a.path(), absl::StrJoin(a.values(), ", "));
     }

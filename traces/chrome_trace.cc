@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/counted.h"
 #include "base/units.h"
 #include "sim/pipeline/dag.h"
 #include "traces/trace_events.h"
@@ -113,6 +114,8 @@ struct TraceContent {
   std::vector<Arrow> arrows;
   std::vector<int> compute_slice;              // per DAG node: its first slice (one per traced GPU of its stage), or -1
   std::vector<std::vector<GpuId>> stage_gpus;  // traced GPUs of each stage
+  // A pipeline of a plan of pipelines: its name and batch share in every pass's args (else empty).
+  std::string pass_args;
 };
 
 void AddSlice(TraceContent& c, GpuId gpu, Track track, Time start, Time finish, std::string name, std::string cat,
@@ -134,20 +137,20 @@ void AddContextParallelExchange(const executor::VirtualStageCost& vs, spec::Cont
       absl::StrFormat(R"({"ring_ms":%.6g,"exposed_ms":%.6g})", TimeToMilliseconds(ring), TimeToMilliseconds(exposed)));
 }
 
-// On a GPU of a mixed stage's replica group: how much shorter its own pass is than the stage's (it
-// waits that long for the slowest group) and the group's fields for the slice's args.
+// On a GPU of a mixed stage's replica group: how much shorter its own part of compute node `id` was than
+// the stage's (it waited that long for the slowest group; as faults or jitter stretched them, GroupWaitIn)
+// and the group's fields for the slice's args.
 struct GroupPass {
   Time wait = 0;
   std::string args;  // ,"replica_group":..., or empty for a plain stage
 };
-GroupPass GroupPassOn(const ExecutionSetup& setup, const executor::VirtualStageCost& vs, int s, GpuId g, bool forward) {
+GroupPass GroupPassOn(const ExecutionSetup& setup, const ExecutionResult& r, NodeId id, int s, GpuId g) {
   const auto& st = setup.stages[s];
   if (!st.layout.mixed()) return {};
   const auto it = std::find(st.layout.gpus.begin(), st.layout.gpus.end(), g);
   const int group = st.layout.GroupOfGpu(static_cast<size_t>(it - st.layout.gpus.begin()));
-  const auto& own = vs.replica_groups[group];
   GroupPass out;
-  out.wait = forward ? vs.forward_time() - own.forward_time() : vs.backward_time() - own.backward_time();
+  out.wait = executor::GroupWaitIn(setup, r, id, group);
   out.args = absl::StrFormat(R"(,"replica_group":%d,"gpu_type":"%s","micro_batch_share":%d,"wait_ms":%.6g)", group,
                              JsonEscape(st.replica_groups[group].gpu_type_name),
                              st.layout.replica_groups[group].micro_batch_share, TimeToMilliseconds(out.wait));
@@ -178,11 +181,16 @@ void AddCompute(const ExecutionSetup& setup, const ExecutionResult& r, TraceCont
           absl::StrFormat(R"({"microbatch":%d,"stage":%d,"chunk":%d,"layers":"%d-%d","gflop":%.6g})", node.microbatch,
                           s, node.virtual_stage / S, vs.first_layer, vs.first_layer + vs.num_layers - 1, gflop);
       c.compute_slice[id] = static_cast<int>(c.slices.size());
+      // A pipeline's plain stage names its GPU type beside the pipeline's share (a mixed one, per group).
+      const std::string type = c.pass_args.empty() || setup.stages[s].layout.mixed()
+                                   ? ""
+                                   : absl::StrFormat(R"(,"gpu_type":"%s")", JsonEscape(setup.stages[s].gpu_type_name));
       for (GpuId g : c.stage_gpus[s]) {
-        const GroupPass pass = GroupPassOn(setup, vs, s, g, forward);
+        const GroupPass pass = GroupPassOn(setup, r, id, s, g);
+        const std::string more = absl::StrCat(c.pass_args, type, pass.args);
         AddSlice(c, g, kCompute, r.node_start[id], r.node_finish[id] - pass.wait, name,
                  forward ? "forward" : "backward",
-                 pass.args.empty() ? args : absl::StrCat(args.substr(0, args.size() - 1), pass.args, "}"));
+                 more.empty() ? args : absl::StrCat(args.substr(0, args.size() - 1), more, "}"));
       }
       for (GpuId g : c.stage_gpus[s]) {
         AddContextParallelExchange(vs, setup.spec.plan.cp_comm, forward, name, r.node_start[id], r.node_finish[id], g,
@@ -266,6 +274,7 @@ struct TraceNames {
   int pid_base = 0;
   int arrow_base = 0;
   std::string prefix;
+  std::string pass_args;  // TraceContent::pass_args
   // The fault transitions to draw as instants: the run's own; for pipelines of different shapes the
   // one shared run's, with the first pipeline only (null: none).
   const std::vector<faults::FaultEvent>* fault_events = nullptr;
@@ -451,6 +460,7 @@ int AppendTrace(const ExecutionSetup& setup, const ExecutionResult& r, const std
   TraceContent content;
   content.compute_slice.assign(setup.dag->num_nodes(), -1);
   content.stage_gpus.resize(setup.num_stages());
+  content.pass_args = names.pass_args;
   for (int s = 0; s < setup.num_stages(); ++s) {
     for (GpuId g : setup.stages[s].layout.gpus) {
       if (traced[g.value()]) content.stage_gpus[s].push_back(g);
@@ -483,7 +493,13 @@ std::string PipelinesTraceJson(const std::vector<PipelineTrace>& pipelines, cons
   TraceNames names;
   names.fault_events = &faults.events;
   for (const PipelineTrace& p : pipelines) {
-    names.prefix = absl::StrCat(p.name, ": ");
+    // Its share of the batch in its process names and its passes' args, as a mixed stage's groups give theirs.
+    const spec::PlanSpec& plan = p.setup->spec.plan;
+    names.prefix = absl::StrFormat("%s (%s in %s of %d): ", p.name, Counted(plan.global_batch_size, "sample"),
+                                   Counted(p.setup->microbatches, "microbatch"), plan.micro_batch_size);
+    names.pass_args =
+        absl::StrFormat(R"(,"pipeline":"%s","batch_share":%d,"microbatches":%d,"micro_batch_size":%d)",
+                        JsonEscape(p.name), plan.global_batch_size, p.setup->microbatches, plan.micro_batch_size);
     names.arrow_base += AppendTrace(*p.setup, *p.result, p.traced, p.sampled_links, &p.sampled_links, names, out);
     names.fault_events = nullptr;
     const topology::Topology& topo = *p.setup->topology;

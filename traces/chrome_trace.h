@@ -66,7 +66,8 @@ struct PipelineTrace {
 };
 
 // The trace of a plan of pipelines: each pipeline's processes (the nodes of its traced GPUs, its
-// network with its link counters and milestones) named "<pipeline>: ...", numbered after the previous
+// network with its link counters and milestones) named "<pipeline> (<n> samples in <m> microbatches of
+// <b>): ...", its passes' args naming the pipeline, its share and the stage's GPU type, numbered after the previous
 // pipeline's; each pipeline ran on a network of its own (docs/cost-model.md, "Pipelines of different
 // shapes"), its layer ranges' all-reduces on its stages' "grad sync" rows ("bucket k" is range k).
 // `faults` is the shared run's fault outcome (PipelinesSyncResult::faults): its transitions are drawn

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "base/counted.h"
 #include "base/spec/faults.h"
 #include "sim/pipeline/dag.h"
 
@@ -50,8 +51,7 @@ std::string Effect(const ExecutionSetup& setup, const ExecutionResult& r, const 
       }
       return absl::StrFormat("bandwidth divided by %g from %.3f ms", f.factor, TimeToMilliseconds(f.at));
     case spec::FaultKind::kFlap:
-      return absl::StrFormat("down %d time%s, %.3f ms in total", e.downs, e.downs == 1 ? "" : "s",
-                             TimeToMilliseconds(e.down_time));
+      return absl::StrFormat("down %s, %.3f ms in total", Counted(e.downs, "time"), TimeToMilliseconds(e.down_time));
     case spec::FaultKind::kFail:
       if (r.faults.failed_fault == index) {
         return absl::StrFormat("stopped the iteration at %.3f ms", TimeToMilliseconds(r.faults.failed_at));
@@ -138,7 +138,7 @@ void AddFaultsToReport(const ExecutionSetup& setup, const ExecutionResult& r, co
     out->set_fault(absl::StrCat("jitter { ", faults.jitter_text, "}"));
     out->set_description(absl::StrFormat("compute jitter %s, spread %g, seed %d, on %s",
                                          spec::JitterDistributionName(j.distribution), j.spread, j.seed,
-                                         j.gpus.empty() ? "every GPU" : absl::StrFormat("%d GPUs", j.gpus.size())));
+                                         j.gpus.empty() ? "every GPU" : Counted(j.gpus.size(), "GPU")));
     out->set_gpus_affected(j.gpus.empty() ? static_cast<uint32_t>(setup.topology->num_gpus())
                                           : static_cast<uint32_t>(j.gpus.size()));
     out->set_effect("every compute task on these GPUs took its nominal time times an independent draw");

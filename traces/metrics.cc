@@ -331,7 +331,7 @@ pipeline::IterationFigures IterationFiguresOf(const ExecutionSetup& setup, const
         f.stages.emplace_back(StageBusy(setup, r, s), static_cast<int>(st.layout.gpus.size()), st.peak_flop_per_s);
     // A mixed stage's groups each busy only for their own passes: eta sees the wait as idle GPU time.
     for (int g = 0; g < static_cast<int>(st.replica_groups.size()); ++g) {
-      load.replica_groups.push_back({std::max<Time>(0, load.busy - GroupIdle(setup, s, g)),
+      load.replica_groups.push_back({std::max<Time>(0, load.busy - GroupIdle(setup, r, s, g)),
                                      static_cast<int>(st.layout.replica_groups[g].gpus.size()),
                                      st.replica_groups[g].peak_flop_per_s});
     }

@@ -33,10 +33,10 @@ int TightestGroup(const ExecutionSetup& setup, const ExecutionResult& r, int s) 
   return tightest;
 }
 
-Time GroupIdle(const ExecutionSetup& setup, int s, int g) {
-  std::vector<int> ks;
-  for (int k = s; k < static_cast<int>(setup.virtual_stages.size()); k += setup.num_stages()) ks.push_back(k);
-  return executor::GroupWaitPerMicrobatch(setup.virtual_stages, ks, g) * setup.microbatches;
+Time GroupIdle(const ExecutionSetup& setup, const ExecutionResult& r, int s, int g) {
+  Time idle = 0;
+  for (pipeline::NodeId id : setup.dag->stage_compute_order()[s]) idle += executor::GroupWaitIn(setup, r, id, g);
+  return idle;
 }
 
 std::string MeshName(const spec::MeshSpec& m) {
@@ -73,7 +73,7 @@ void AddReplicaGroupReports(const ExecutionSetup& setup, const ExecutionResult& 
       forward += setup.virtual_stages[k].replica_groups[g].forward_time();
       backward += setup.virtual_stages[k].replica_groups[g].backward_time();
     }
-    const Time idle = GroupIdle(setup, s, g);
+    const Time idle = GroupIdle(setup, r, s, g);
     const int64_t peak = PeakMemory(setup, r, s, g);
     hetsim::v1::ReplicaGroupReport* line = out.add_replica_groups();
     line->set_island(setup.spec.cluster.islands[layout.island].name);

@@ -22,9 +22,9 @@ int64_t PeakMemory(const executor::ExecutionSetup& setup, const executor::Execut
 // plain stage.
 int TightestGroup(const executor::ExecutionSetup& setup, const executor::ExecutionResult& r, int s);
 
-// How long one replica of group g of stage s waits for the slowest group over the iteration: the
-// difference of their passes, every microbatch.
-Time GroupIdle(const executor::ExecutionSetup& setup, int s, int g);
+// How long one replica of group g of stage s waited for the slowest group over the iteration: the
+// difference of their passes, every pass that ran, as stretched by faults or jitter (GroupWaitIn).
+Time GroupIdle(const executor::ExecutionSetup& setup, const executor::ExecutionResult& r, int s, int g);
 
 // "a100+l40s", and "a100 node 0, GPUs 0-3 + l40s node 0, GPUs 0-3".
 std::string MixedIslands(const executor::ExecutionSetup& setup, int s);

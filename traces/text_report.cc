@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "base/counted.h"
 #include "base/spec/plan.h"
 #include "proto/validate_plan.h"
 #include "traces/framework_report.h"
@@ -73,11 +74,11 @@ void AppendPipelines(const v1::Report& r, std::string& out) {
   uint32_t first = 0;
   for (const v1::PipelineReport& p : r.pipelines()) {
     absl::StrAppendFormat(&out,
-                          "pipeline %s: %d samples in %d microbatches of %d, stages %d-%d on %d GPUs, pipeline %.3f "
-                          "ms, ends %.3f ms, bubble %.1f%%\n",
-                          p.name(), p.batch_share(), p.num_microbatches(), p.micro_batch_size(), first,
-                          first + p.num_stages() - 1, p.num_gpus(), p.pipeline_ms(), p.end_ms(),
-                          100 * p.bubble_ratio());
+                          "pipeline %s: %s in %s of %d, stages %d-%d on %s, pipeline %.3f ms, ends %.3f ms, bubble "
+                          "%.1f%%\n",
+                          p.name(), Counted(p.batch_share(), "sample"), Counted(p.num_microbatches(), "microbatch"),
+                          p.micro_batch_size(), first, first + p.num_stages() - 1, Counted(p.num_gpus(), "GPU"),
+                          p.pipeline_ms(), p.end_ms(), 100 * p.bubble_ratio());
     if (p.context_parallel() > 1) {
       out.insert(out.size() - 1, absl::StrFormat(", context parallel %d", p.context_parallel()));
     }
@@ -89,8 +90,9 @@ void AppendPipelines(const v1::Report& r, std::string& out) {
     const std::string what =
         g.tied_embedding() ? "tied embedding"
                            : absl::StrFormat("layers %d-%d", g.first_layer(), g.first_layer() + g.num_layers() - 1);
-    absl::StrAppendFormat(&out, "  %s  %d GPUs x %d shards  %.2f MB per GPU  %.3f-%.3f ms", what, g.num_gpus(),
-                          g.shards(), static_cast<double>(g.bytes_per_gpu()) / 1e6, g.start_ms(), g.end_ms());
+    absl::StrAppendFormat(&out, "  %s  %s x %s  %.2f MB per GPU  %.3f-%.3f ms", what, Counted(g.num_gpus(), "GPU"),
+                          Counted(g.shards(), "shard"), static_cast<double>(g.bytes_per_gpu()) / 1e6, g.start_ms(),
+                          g.end_ms());
     if (zero == 3) {
       absl::StrAppendFormat(&out, ", gathers %.2f MB per GPU a pass",
                             static_cast<double>(g.param_bytes_per_gpu()) / 1e6);
@@ -100,8 +102,8 @@ void AppendPipelines(const v1::Report& r, std::string& out) {
                             g.param_gather_end_ms());
     }
     if (g.expert_groups() > 0) {
-      absl::StrAppendFormat(&out, ", experts %d GPUs x %d groups %.2f MB per GPU", g.expert_num_gpus(),
-                            g.expert_groups(), static_cast<double>(g.expert_bytes_per_gpu()) / 1e6);
+      absl::StrAppendFormat(&out, ", experts %s x %s %.2f MB per GPU", Counted(g.expert_num_gpus(), "GPU"),
+                            Counted(g.expert_groups(), "group"), static_cast<double>(g.expert_bytes_per_gpu()) / 1e6);
     }
     absl::StrAppendFormat(&out, "  %s\n", absl::StrJoin(g.holders(), " + "));
   }
@@ -111,9 +113,9 @@ void AppendPipelines(const v1::Report& r, std::string& out) {
 
 std::string FormatReportTable(const v1::Report& r) {
   std::string out;
-  absl::StrAppendFormat(&out, "plan %s: model %s on cluster %s, %d GPUs, %d stages, %d microbatches, %s\n",
-                        r.plan_name(), r.model_name(), r.cluster_name(), r.num_gpus(), r.num_stages(),
-                        r.num_microbatches(), r.schedule());
+  absl::StrAppendFormat(&out, "plan %s: model %s on cluster %s, %s, %s, %s, %s\n", r.plan_name(), r.model_name(),
+                        r.cluster_name(), Counted(r.num_gpus(), "GPU"), Counted(r.num_stages(), "stage"),
+                        Counted(r.num_microbatches(), "microbatch"), r.schedule());
   absl::StrAppendFormat(&out, "network: %s\n", r.network_model());
   out += FormatFramework(r);
   absl::StrAppendFormat(
@@ -180,7 +182,7 @@ std::string FormatReportTable(const v1::Report& r) {
     absl::StrAppendFormat(&out, "%-10s  %6d  %14.2f  %8.1f%%  %7.1f%%\n", l.link_class(), l.links(), l.bytes() / 1e9,
                           100 * l.mean_utilization(), 100 * l.max_utilization());
   }
-  absl::StrAppendFormat(&out, "\n%d events, %d flows", r.events_processed(), r.flows());
+  absl::StrAppendFormat(&out, "\n%s, %s", Counted(r.events_processed(), "event"), Counted(r.flows(), "flow"));
   if (r.wall_time_s() > 0) absl::StrAppendFormat(&out, ", %.3f s wall", r.wall_time_s());
   absl::StrAppend(&out, "\n");
   return out;

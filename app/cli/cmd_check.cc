@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "app/cli/cli.h"
+#include "base/counted.h"
 #include "proto/any_message.h"
 #include "proto/inputs.h"
 #include "proto/io.h"
@@ -82,7 +83,7 @@ int Check(const Args& args) {
     std::fprintf(stderr, "hetsim check: %d of %zu files have problems\n", failures, files.size());
     return worst;
   }
-  std::printf("OK: %zu file%s valid\n", files.size(), files.size() == 1 ? "" : "s");
+  std::printf("OK: %s valid\n", Counted(files.size(), "file").c_str());
   if (!out.empty()) {
     std::vector<std::string> inputs = files;
     inputs.push_back(checked.cluster_path);

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/counted.h"
 #include "proto/inputs.h"
 #include "proto/io.h"
 #include "proto/summary.h"
@@ -50,15 +51,14 @@ Checked CheckFaults(const hetsim::v1::Faults& faults, const std::string& path, c
   if (!topo.ok()) return {"", topo.status()};
   absl::StatusOr<faults::FaultSet> set = driver::ResolveFaults(faults, **topo, driver::SourcesOf(faults, path));
   if (!set.ok()) return {"", set.status()};
-  std::string summary = absl::StrFormat("%s: %d fault%s on cluster \"%s\"\n", path, set->faults.size(),
-                                        set->faults.size() == 1 ? "" : "s", cluster->name());
+  std::string summary =
+      absl::StrFormat("%s: %s on cluster \"%s\"\n", path, Counted(set->faults.size(), "fault"), cluster->name());
   for (const faults::ResolvedFault& f : set->faults) absl::StrAppend(&summary, "  ", f.description, "\n");
   if (faults.has_jitter()) {
-    absl::StrAppendFormat(
-        &summary, "  jitter %s spread %g, seed %d, %s\n",
-        hetsim::v1::JitterDistribution_Name(faults.jitter().distribution()), faults.jitter().spread(),
-        faults.jitter().seed(),
-        faults.jitter().gpus().empty() ? "every GPU" : absl::StrFormat("%d GPUs", faults.jitter().gpus_size()));
+    absl::StrAppendFormat(&summary, "  jitter %s spread %g, seed %d, %s\n",
+                          hetsim::v1::JitterDistribution_Name(faults.jitter().distribution()), faults.jitter().spread(),
+                          faults.jitter().seed(),
+                          faults.jitter().gpus().empty() ? "every GPU" : Counted(faults.jitter().gpus_size(), "GPU"));
   }
   return {summary, absl::OkStatus()};
 }

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/counted.h"
 #include "base/wall_limit.h"
 #include "service/driver/replan.h"
 
@@ -38,7 +39,7 @@ absl::Status AddReplan(const proto::PlanInputs& inputs, const hetsim::v1::Faults
 }
 
 std::string FormatReplan(const hetsim::v1::ReplanReport& r) {
-  std::string out = absl::StrFormat("re-planned (%s) on the %d GPUs left", r.planner(), r.num_gpus());
+  std::string out = absl::StrFormat("re-planned (%s) on the %s left", r.planner(), Counted(r.num_gpus(), "GPU"));
   if (r.replan_wall_s() > 0) absl::StrAppendFormat(&out, " in %.2f s", r.replan_wall_s());
   absl::StrAppendFormat(&out, ": %s\n", r.plan_summary());
   absl::StrAppendFormat(&out,

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <memory>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/counted.h"
 #include "base/status_macros.h"
 #include "base/units.h"
 #include "planner/plan_reader.h"
@@ -159,11 +161,11 @@ void AppendStageLine(const planner::StagePrediction& p, const SimulatedStages& s
 void AppendPipelineLine(const planner::Prediction::Pipeline& p, const SimulatedStages::Pipeline& sim,
                         std::string& out) {
   absl::StrAppendFormat(&out,
-                        "pipeline %s: %d stages, %d microbatches; pipeline %.3f ms predicted, %.3f ms simulated "
+                        "pipeline %s: %s, %s; pipeline %.3f ms predicted, %.3f ms simulated "
                         "(%+.1f%%); end with its layer ranges' all-reduces %.3f ms predicted, %.3f ms simulated "
                         "(%+.1f%%)\n",
-                        sim.name, p.stages, p.microbatches, Ms(p.pipeline), Ms(sim.pipeline),
-                        100 * RelErr(Ms(p.pipeline), Ms(sim.pipeline)), Ms(p.end), Ms(sim.end),
+                        sim.name, Counted(p.stages, "stage"), Counted(p.microbatches, "microbatch"), Ms(p.pipeline),
+                        Ms(sim.pipeline), 100 * RelErr(Ms(p.pipeline), Ms(sim.pipeline)), Ms(p.end), Ms(sim.end),
                         100 * RelErr(Ms(p.end), Ms(sim.end)));
 }
 
@@ -215,8 +217,8 @@ std::string FormatOwnValidation(const proto::PlanInputs& inputs, const OwnValida
   const planner::Prediction& pred = v.prediction;
   const SimulatedStages& sim = v.simulated;
   std::string out = absl::StrFormat("validate \"%s\" on \"%s\": ", inputs.plan.name(), inputs.cluster.name());
-  if (!pred.pipelines.empty()) absl::StrAppendFormat(&out, "%d pipelines, ", pred.pipelines.size());
-  absl::StrAppendFormat(&out, "%d stages, %d microbatches\n", pred.stages.size(), pred.microbatches);
+  if (!pred.pipelines.empty()) absl::StrAppend(&out, Counted(pred.pipelines.size(), "pipeline"), ", ");
+  absl::StrAppend(&out, Counted(pred.stages.size(), "stage"), ", ", Counted(pred.microbatches, "microbatch"), "\n");
   AppendStageTable(pred, sim, out);
   absl::StrAppendFormat(&out,
                         "iteration: Eq. 13 %.3f ms (%+.1f%%), DAG %.3f ms, predicted with gradient sync %.3f ms "
@@ -232,8 +234,8 @@ std::string FormatOwnValidation(const proto::PlanInputs& inputs, const OwnValida
       absl::StrAppendFormat(&out, "%-4d %12.3f %12.3f\n", a + 1, v.top_plans[a].predicted_ms,
                             v.top_plans[a].simulated_ms);
     }
-    absl::StrAppendFormat(&out, "Kendall's tau-b (predicted vs simulated, %d plans): %.3f\n", v.top_plans.size(),
-                          v.kendall_tau);
+    absl::StrAppendFormat(&out, "Kendall's tau-b (predicted vs simulated, %s): %.3f\n",
+                          Counted(v.top_plans.size(), "plan"), v.kendall_tau);
   }
   return out;
 }

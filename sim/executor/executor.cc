@@ -225,15 +225,17 @@ class Run : private engine::EventHandler, private network::FlowObserver {
     const bool forward = node.kind == NodeKind::kForward;
     const VirtualStageCost& vs = setup_.virtual_stages[node.virtual_stage];
     const uint64_t task = faults::TaskKey(forward ? 0 : 1, node.microbatch, node.virtual_stage);
-    if (!vs.replica_groups.empty()) return MixedComputeFinish(node, vs, d, task);
+    if (!vs.replica_groups.empty()) return MixedComputeFinish(id, vs, d, task);
     const Time work = std::min(d, forward ? vs.cost.forward_time : vs.cost.backward_time);
     return faults_->TaskFinish(FaultStage(node.stage), setup_.stages[node.stage].layout.gpus, sim_.now(), work, task) +
            (d - work);
   }
 
   // A mixed stage's pass: each replica group's compute stretched on its own GPUs, then the rest of its own
-  // pass; a group with slack behind the slowest (its wait) absorbs a straggler up to that slack.
-  Time MixedComputeFinish(const pipeline::DagNode& node, const VirtualStageCost& vs, Time d, uint64_t task) {
+  // pass; a group with slack behind the slowest (its wait) absorbs a straggler up to that slack. Each
+  // group's part as it ran goes to ExecutionResult::group_busy.
+  Time MixedComputeFinish(NodeId id, const VirtualStageCost& vs, Time d, uint64_t task) {
+    const pipeline::DagNode& node = dag_.node(id);
     const bool forward = node.kind == NodeKind::kForward;
     const StageLayout& layout = setup_.stages[node.stage].layout;
     std::vector<faults::FaultRuntime::TaskPart> parts;
@@ -243,7 +245,11 @@ class Run : private engine::EventHandler, private network::FlowObserver {
       const Time work = std::min(d, forward ? mine.cost.forward_time : mine.cost.backward_time);
       parts.push_back({layout.replica_groups[g].gpus, work, std::max<Time>(0, d - slack - work)});
     }
-    return faults_->TaskFinish(FaultStage(node.stage), parts, sim_.now(), task);
+    if (r_.group_busy.empty()) r_.group_busy.resize(static_cast<size_t>(dag_.num_nodes()));
+    std::vector<Time>& busy = r_.group_busy[static_cast<size_t>(id)];
+    const Time finish = faults_->TaskFinish(FaultStage(node.stage), parts, sim_.now(), task, &busy);
+    for (Time& end : busy) end -= sim_.now();
+    return finish;
   }
 
   // A FAIL fault stopped the run: close what was running at the failure (see ExecutionResult).
@@ -888,6 +894,27 @@ Time EarlyGatherWait(const ExecutionSetup& setup, const ExecutionResult& result,
     if (all_ended) wait += std::max<Time>(0, g.finish - others);
   }
   return wait;
+}
+
+Time GroupWaitIn(const ExecutionSetup& setup, const ExecutionResult& result, NodeId id, int group) {
+  const auto at = static_cast<size_t>(id);
+  if (result.node_start[at] < 0 || result.node_finish[at] < 0) return 0;
+  const Time ran = result.node_finish[at] - result.node_start[at];
+  Time span = 0, mine = 0;
+  if (at < result.group_busy.size() && !result.group_busy[at].empty()) {
+    const std::vector<Time>& busy = result.group_busy[at];
+    span = *std::max_element(busy.begin(), busy.end());
+    mine = busy[static_cast<size_t>(group)];
+  } else {
+    const pipeline::DagNode& node = setup.dag->node(id);
+    const VirtualStageCost& vs = setup.virtual_stages[node.virtual_stage];
+    const VirtualStageCost& own = vs.replica_groups[static_cast<size_t>(group)];
+    const Time slack = node.kind == NodeKind::kForward ? vs.forward_time() - own.forward_time()
+                                                       : vs.backward_time() - own.backward_time();
+    span = setup.durations[at];
+    mine = std::max<Time>(0, span - slack);
+  }
+  return std::min(span, ran) - std::min(mine, ran);
 }
 
 std::vector<std::pair<Time, int64_t>> MemoryTimeline(const ExecutionSetup& setup, const ExecutionResult& result,

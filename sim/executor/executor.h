@@ -114,6 +114,10 @@ struct ExecutionResult {
   // started keep start and finish -1; iteration_time is the failure time.
   faults::FaultOutcome faults;
   std::vector<int32_t> interrupted;
+  // Mixed stages (Stage.replica_groups) when faults or jitter stretched compute: per DAG node, how long each
+  // replica group's part of it ran from the node's start (its own work stretched on its own GPUs, then its
+  // collectives); empty (or empty for a node) otherwise: each group then ran its nominal part. GroupWaitIn.
+  std::vector<std::vector<Time>> group_busy;
 };
 
 absl::StatusOr<ExecutionResult> Execute(const ExecutionSetup& setup, const ExecutorOptions& options);
@@ -180,6 +184,12 @@ absl::StatusOr<SharedRunResults> ExecuteOnOneNetwork(std::span<const ExecutionSe
 // How long stage `stage`'s first forwards waited for their chunks' early parameter gathers
 // (Plan.overlap_param_gather) after everything else they wait for had ended: the gathers' exposed part.
 Time EarlyGatherWait(const ExecutionSetup& setup, const ExecutionResult& result, int stage);
+
+// How long replica group `group` of a mixed stage waited in compute node `id` for the group that ended
+// last: the difference of their parts as they ran (ExecutionResult::group_busy, under faults or jitter)
+// or else nominal (VirtualStageCost.replica_groups), only the part before the node's end (a failure
+// cuts it); 0 for a node that never ran.
+Time GroupWaitIn(const ExecutionSetup& setup, const ExecutionResult& result, pipeline::NodeId id, int group);
 
 // Memory of one GPU of `stage` over the iteration: (time, bytes) after each change, starting with
 // the model states at time 0. Activations of a (chunk-)microbatch are allocated when its forward

@@ -148,8 +148,11 @@ Time FaultRuntime::TaskFinish(int stage, std::span<const GpuId> gpus, Time start
   return TaskFinish(stage, std::span<const TaskPart>(&part, 1), start, task);
 }
 
-Time FaultRuntime::TaskFinish(int stage, std::span<const TaskPart> parts, Time start, uint64_t task) {
-  std::vector<Time> ends;
+Time FaultRuntime::TaskFinish(int stage, std::span<const TaskPart> parts, Time start, uint64_t task,
+                              std::vector<Time>* part_ends) {
+  std::vector<Time> local;
+  std::vector<Time>& ends = part_ends != nullptr ? *part_ends : local;
+  ends.clear();
   ends.reserve(parts.size());
   Time finish = start, nominal = start;
   for (const TaskPart& p : parts) {

@@ -68,13 +68,14 @@ class FaultRuntime : private engine::EventHandler {
   // A mixed stage's task (Stage.replica_groups): each replica group runs its own `work` on its own GPUs
   // and then `tail` more (its collectives at fabric speed); the task ends when its last group does. A
   // straggler in a group with slack delays the stage only past the slowest group's end, and the delay
-  // is credited to the faults of the groups that end last.
+  // is credited to the faults of the groups that end last. `part_ends`, when given, gets each part's end.
   struct TaskPart {
     std::span<const GpuId> gpus;
     Time work;
     Time tail;
   };
-  Time TaskFinish(int stage, std::span<const TaskPart> parts, Time start, uint64_t task);
+  Time TaskFinish(int stage, std::span<const TaskPart> parts, Time start, uint64_t task,
+                  std::vector<Time>* part_ends = nullptr);
 
   const FaultOutcome& outcome() const { return outcome_; }
   FaultOutcome& mutable_outcome() { return outcome_; }

@@ -13,6 +13,11 @@ namespace hetsim {
 
 inline std::ostream& operator<<(std::ostream& os, Time t) { return os << TimeToPicoseconds(t); }
 
+// predicted / simulated - 1: a prediction's relative error, as the validate tests check it.
+inline double RelativeError(Time predicted, Time simulated) {
+  return TimeToSeconds(predicted) / TimeToSeconds(simulated) - 1;
+}
+
 // Catch2 forwards `CHECK(t == 0)` and `CHECK(t > 0)` through templates, where the literal 0 arrives as
 // an int and no longer converts. In a test an integer compared with a Time is picoseconds, as the
 // tests were written; code outside tests has no such comparison.

@@ -10,6 +10,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/counted.h"
 #include "base/time.h"
 #include "base/units.h"
 #include "proto/limits.h"
@@ -214,9 +215,10 @@ void AddPipelineCharts(const std::vector<PipelineHtmlInputs>& pipelines, const f
     const v1::PipelineReport* pr = p < static_cast<size_t>(report.pipelines_size()) ? &report.pipelines(p) : nullptr;
     page.AddHeading(absl::StrFormat("Pipeline %s", in.name));
     page.AddParagraph(absl::StrFormat(
-        "%d samples of the batch in microbatches of %d, %d stages (report stages %d-%d) on %s; its last backward at "
+        "%s of the batch in %s of %d, %s (report stages %d-%d) on %s; its last backward at "
         "%.1f ms. One row per stage; hover for times.",
-        pr ? pr->batch_share() : 0, pr ? pr->micro_batch_size() : 0, in.setup->num_stages(), in.first_stage,
+        Counted(pr ? pr->batch_share() : 0, "sample"), Counted(pr ? pr->num_microbatches() : 0, "microbatch"),
+        pr ? pr->micro_batch_size() : 0, Counted(in.setup->num_stages(), "stage"), in.first_stage,
         in.first_stage + in.setup->num_stages() - 1, types, pr ? pr->pipeline_ms() : 0));
     page.AddRaw(GanttSvg(*in.setup, *in.result, faults != nullptr ? faults->events : none));
     page.AddRaw(MemoryCharts(*in.setup, *in.result, report, in.first_stage));
@@ -359,10 +361,11 @@ absl::Status CheckSavedReport(const v1::Report& report, absl::string_view file) 
 
 std::string RunReportHtml(const RunHtmlInputs& in) {
   const v1::Report& report = *in.report;
-  Page page(absl::StrFormat("hetsim: %s", report.plan_name()),
-            absl::StrFormat("model %s on cluster %s: %d GPUs, %d stages, %d microbatches, %s schedule; network %s",
-                            report.model_name(), report.cluster_name(), report.num_gpus(), report.num_stages(),
-                            report.num_microbatches(), report.schedule(), report.network_model()));
+  Page page(
+      absl::StrFormat("hetsim: %s", report.plan_name()),
+      absl::StrFormat("model %s on cluster %s: %s, %s, %s, %s schedule; network %s", report.model_name(),
+                      report.cluster_name(), Counted(report.num_gpus(), "GPU"), Counted(report.num_stages(), "stage"),
+                      Counted(report.num_microbatches(), "microbatch"), report.schedule(), report.network_model()));
   page.AddFigures(HeaderFigures(report));
   if (report.has_approximation_choice())
     page.AddParagraph(absl::StrCat("Fidelity: ", report.approximation_choice().note(), "."));

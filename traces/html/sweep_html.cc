@@ -10,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "base/counted.h"
 #include "base/wall_limit.h"
 #include "traces/html/chart_internal.h"
 #include "traces/html/page_internal.h"
@@ -208,8 +209,8 @@ std::string NotSimulated(const SweepTable& t) {
   if (total == 0) return "";
   std::vector<std::string> parts;
   for (const auto& [name, n] : counts) parts.push_back(absl::StrFormat("%d %s", n, name));
-  return absl::StrFormat("%d point%s not simulated (%s): no marker on the charts; the table's message says why.", total,
-                         total == 1 ? "" : "s", absl::StrJoin(parts, ", "));
+  return absl::StrFormat("%s not simulated (%s): no marker on the charts; the table's message says why.",
+                         Counted(total, "point"), absl::StrJoin(parts, ", "));
 }
 
 // The axes along which no metric moves: a cluster grown under a fixed plan, whose meshes never reach
@@ -302,8 +303,9 @@ std::string SweepReportHtml(const SweepTable& t, const std::string& title) {
   const int status = ColumnOf(t, "status");
   for (const auto& row : t.rows) ok += status >= 0 && (row[status] == "ok" || row[status] == "oom");
   const size_t slash = title.find_last_of('/');
-  Page page(absl::StrCat("hetsim sweep: ", slash == std::string::npos ? title : title.substr(slash + 1)),
-            absl::StrFormat("%d points over %s; %d simulated", t.rows.size(), absl::StrJoin(t.axes, " x "), ok));
+  Page page(
+      absl::StrCat("hetsim sweep: ", slash == std::string::npos ? title : title.substr(slash + 1)),
+      absl::StrFormat("%s over %s; %d simulated", Counted(t.rows.size(), "point"), absl::StrJoin(t.axes, " x "), ok));
   if (t.axes.size() > 1) {
     page.AddParagraph(absl::StrFormat("x: %s; one line per %s%s. Hover a point for its value.", t.axes[0], t.axes[1],
                                       t.axes.size() > 2 ? "; one chart per value of the other axes" : ""));

@@ -162,9 +162,22 @@ TEST_CASE("check and run show the pipelines of different shapes of the lab examp
   absl::StatusOr<std::string> page = hetsim::proto::ReadFileToString(page_path);
   REQUIRE(page.ok());
   CHECK_THAT(*page, Catch::Contains("Pipeline rtx4090-3"));
-  CHECK_THAT(*page, Catch::Contains("24 samples of the batch in microbatches of 1, 4 stages (report stages 12-15) on"));
+  CHECK_THAT(*page,
+             Catch::Contains("24 samples of the batch in 24 microbatches of 1, 4 stages (report stages 12-15) on"));
   CHECK_THAT(*page, Catch::Contains("Pipeline a6000-1"));
   CHECK_THAT(*page, Catch::Contains("Gradient all-reduce per layer range"));
+  // The trace: each pipeline's processes named with its share, its passes' args with its share and GPU type.
+  const std::string trace_path = (dir / "r.trace.json").string();
+  REQUIRE(RunHetsim(absl::StrCat("run ", inputs, " --trace ", trace_path)).exit_code == 0);
+  absl::StatusOr<std::string> trace = hetsim::proto::ReadFileToString(trace_path);
+  REQUIRE(trace.ok());
+  const auto has = [&](const std::string& text) { CHECK_THAT(*trace, Catch::Contains(text)); };
+  has("\"name\":\"rtx4090-3 (24 samples in 24 microbatches of 1): rtx4090 node 1 (RTX-4090)\"");
+  has("\"name\":\"a6000-1 (16 samples in 8 microbatches of 2): network\"");
+  has("\"pipeline\":\"rtx4090-3\",\"batch_share\":24,\"microbatches\":24,\"micro_batch_size\":1,"
+      "\"gpu_type\":\"rtx4090 (RTX-4090)\"}");
+  has("\"pipeline\":\"a6000-1\",\"batch_share\":16,\"microbatches\":8,\"micro_batch_size\":2,"
+      "\"gpu_type\":\"a6000 (RTX-A6000)\"}");
 }
 
 TEST_CASE("run names ZeRO's reduce-scatter and parameter all-gather per layer range of a plan of pipelines",

@@ -19,6 +19,7 @@
 #include "service/evaluation/own_prediction.h"
 #include "service/evaluation/plan_prediction.h"
 #include "service/evaluation/validate_predictions.h"
+#include "tests/base/time_io.h"
 #include "tests/planner/planner_test_util.h"
 
 namespace hetsim::evaluation {
@@ -28,8 +29,6 @@ namespace {
 // planner does not price a multi-node range ring's SHM hops inside a node, docs/planner.md).
 constexpr char kLabPipelinesCluster[] = HETSIM_SOURCE_DIR "/tests/planner_data/cluster-lab-pcie-ce.pbtxt";
 constexpr char kLabPipelinesPlan[] = HETSIM_SOURCE_DIR "/examples/plan-lab-pipelines.pbtxt";
-
-double RelativeError(Time predicted, Time simulated) { return TimeToSeconds(predicted) / TimeToSeconds(simulated) - 1; }
 
 TEST_CASE("validate: a plan of pipelines is judged per pipeline and for the iteration", "[evaluation][pipelines]") {
   absl::StatusOr<proto::PlanInputs> inputs = proto::LoadPlanInputs(kLabPipelinesPlan, kLabPipelinesCluster);

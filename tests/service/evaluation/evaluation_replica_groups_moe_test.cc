@@ -15,8 +15,6 @@
 namespace hetsim::evaluation {
 namespace {
 
-double RelativeError(Time predicted, Time simulated) { return TimeToSeconds(predicted) / TimeToSeconds(simulated) - 1; }
-
 // `validate` on tests/planner_data/`plan` over the A100 + RTX 4090 cluster: one stage predicted.
 OwnValidation ValidateOnMixedCluster(const std::string& plan) {
   absl::StatusOr<proto::PlanInputs> inputs =

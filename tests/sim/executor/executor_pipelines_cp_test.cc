@@ -175,8 +175,8 @@ TEST_CASE("A CP 2 pipeline beside a CP 1 pipeline: its exchange from alpha-beta,
     // `hetsim check`'s summary names the pipeline's own degree.
     const std::string summary = proto::SummarizePlan(pl.inputs);
     CHECK(absl::StrContains(summary,
-                            "pipeline p0: 2 samples, microbatch 1 -> 2 microbatches, 1 stages, context parallel 2"));
-    CHECK(absl::StrContains(summary, "pipeline p1: 2 samples, microbatch 1 -> 2 microbatches, 1 stages\n"));
+                            "pipeline p0: 2 samples, microbatch 1 -> 2 microbatches, 1 stage, context parallel 2"));
+    CHECK(absl::StrContains(summary, "pipeline p1: 2 samples, microbatch 1 -> 2 microbatches, 1 stage\n"));
   }
 }
 

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_format.h"
 #include "google/protobuf/text_format.h"
 #include "proto/validate_faults.h"
 #include "service/driver/resolve_faults.h"
@@ -17,6 +18,7 @@
 #include "traces/chrome_trace.h"
 #include "traces/fault_report.h"
 #include "traces/metrics.h"
+#include "traces/replica_group_report.h"
 
 namespace hetsim::testing {
 namespace {
@@ -281,18 +283,30 @@ TEST_CASE("faults: jitter is reproducible from its seed, and spread 0 is no jitt
   }
 }
 
-TEST_CASE("faults: a straggler in a mixed stage's faster replica group delays it only past the slowest group's end",
-          "[faults][replicas]") {
-  // One stage, 4 microbatches of 1F1B: an A100 group (peak made 250 TFLOP/s, GPU 0) computing 1 sample of each
-  // microbatch beside a V100 group (125 TFLOP/s, GPU 2) computing 2, one layer of 100 GFLOP a sample: the A100's
-  // forward takes fa = 0.4 ms, the V100's fv = 1.6 ms (backward twice), so the A100 has 1.2 ms of slack a forward.
-  v1::Cluster cluster = TwoIslandCluster(1, 2, 10, 0);
-  cluster.mutable_gpu_types(0)->set_peak_tflops_fp16(250);
+// One stage, 4 microbatches of 1F1B: an A100 group (peak made 250 TFLOP/s, GPU 0) computing 1 sample of each
+// microbatch beside a V100 group (125 TFLOP/s, GPU 2) computing 2, one layer of 100 GFLOP a sample: the A100's
+// forward takes fa = 0.4 ms, the V100's fv = 1.6 ms (backward twice), so the A100 has 1.2 ms of slack a forward.
+const v1::Cluster& MixedStageCluster() {
+  static const v1::Cluster cluster = [] {
+    v1::Cluster c = TwoIslandCluster(1, 2, 10, 0);
+    c.mutable_gpu_types(0)->set_peak_tflops_fp16(250);
+    return c;
+  }();
+  return cluster;
+}
+
+std::unique_ptr<ExecutionSetup> MixedStage() {
   v1::Plan plan = MakePlan({{"fast", 0, 0, 1, 1, 1, 1.0, 2.0, 1}}, 4, v1::ONE_F_ONE_B, 1000, 3);
   plan.mutable_stages(0)->clear_measured_forward_ms();
   plan.mutable_stages(0)->clear_measured_backward_ms();
   SetReplicaGroups(*plan.mutable_stages(0), {{"fast", 0, 1, 1, 1, 1}, {"slow", 0, 1, 1, 1, 2}});
-  const auto setup = MakeSetup(MakeInputs(cluster, plan), NetworkMode::kMaxMinFair);
+  return MakeSetup(MakeInputs(MixedStageCluster(), plan), NetworkMode::kMaxMinFair);
+}
+
+TEST_CASE("faults: a straggler in a mixed stage's faster replica group delays it only past the slowest group's end",
+          "[faults][replicas]") {
+  const v1::Cluster& cluster = MixedStageCluster();
+  const auto setup = MixedStage();
   const Time fa = 400 * kMicrosecond, fv = 1600 * kMicrosecond;
   REQUIRE(setup->virtual_stages[0].replica_groups[0].cost.forward_time == fa);
   REQUIRE(setup->virtual_stages[0].replica_groups[1].cost.forward_time == fv);
@@ -316,6 +330,46 @@ TEST_CASE("faults: a straggler in a mixed stage's faster replica group delays it
   // The V100 at half speed delays every pass by its own length: 4 x 3 x 2 fv.
   const FaultSet v100_half = Resolve(*setup, cluster, "faults { gpu: 2 kind: SLOW factor: 2 }");
   CHECK(RunWith(*setup, v100_half).pipeline_end == 4 * 3 * 2 * fv);
+}
+
+TEST_CASE("faults: a mixed stage's replica groups are busy and idle as the faulted run ran them",
+          "[faults][replicas]") {
+  // The stage above: 4 microbatches, each a forward and a backward (3 f in all) on both groups.
+  const v1::Cluster& cluster = MixedStageCluster();
+  const auto setup = MixedStage();
+  const Time fa = 400 * kMicrosecond, fv = 1600 * kMicrosecond;
+  const int64_t passes = 4 * 3;
+  const auto groups = [&](const ExecutionResult& r) {
+    const v1::Report report = hetsim::traces::BuildReport(*setup, r);
+    REQUIRE(report.stages(0).replica_groups_size() == 2);
+    return report.stages(0);
+  };
+  const ExecutionResult clean = MakeRun(*setup);
+  CHECK(hetsim::traces::GroupIdle(*setup, clean, 0, 0) == passes * (fv - fa));
+  CHECK(hetsim::traces::GroupIdle(*setup, clean, 0, 1) == 0);
+  // The V100 at half speed: the A100's idle time grows by exactly the V100's extra time, 4 x 3 x fv, and its
+  // busy time stays its own work (it used to read the nominal wait, the V100's delay counted as A100 work).
+  const ExecutionResult v100_half = RunWith(*setup, Resolve(*setup, cluster, "faults { gpu: 2 kind: SLOW factor: 2 }"));
+  REQUIRE(v100_half.pipeline_end == passes * 2 * fv);
+  CHECK(hetsim::traces::GroupIdle(*setup, v100_half, 0, 0) - hetsim::traces::GroupIdle(*setup, clean, 0, 0) ==
+        passes * fv);
+  CHECK(hetsim::traces::GroupIdle(*setup, v100_half, 0, 1) == 0);
+  const v1::StageReport slow = groups(v100_half);
+  CHECK(slow.replica_groups(0).idle_ms() == Approx(TimeToMilliseconds(passes * (2 * fv - fa))));
+  CHECK(slow.replica_groups(0).compute_busy_ms() == Approx(TimeToMilliseconds(passes * fa)));
+  CHECK(slow.replica_groups(1).compute_busy_ms() == Approx(TimeToMilliseconds(passes * 2 * fv)));
+  // The A100 at half speed, still inside its slack: its busy time doubles, its idle time shrinks by as much.
+  const ExecutionResult a100_half = RunWith(*setup, Resolve(*setup, cluster, "faults { gpu: 0 kind: SLOW factor: 2 }"));
+  CHECK(hetsim::traces::GroupIdle(*setup, a100_half, 0, 0) == passes * (fv - 2 * fa));
+  CHECK(groups(a100_half).replica_groups(0).compute_busy_ms() == Approx(TimeToMilliseconds(passes * 2 * fa)));
+  // eta's loads and the trace's slices read the same: the A100's slice of a pass ends where its own part did.
+  const pipeline::IterationFigures figures = hetsim::traces::IterationFiguresOf(*setup, v100_half);
+  CHECK(figures.stages[0].replica_groups[0].busy == passes * fa);
+  std::vector<bool> traced(setup->topology->num_gpus(), true);
+  const std::string trace = hetsim::traces::ChromeTraceJson(*setup, v100_half, traced, {});
+  CHECK_THAT(trace, Catch::Contains(absl::StrFormat(R"("name":"F0 s0","cat":"forward","ph":"X","ts":0,"dur":%g,)",
+                                                    TimeToMicroseconds(fa))));
+  CHECK_THAT(trace, Catch::Contains(absl::StrFormat(R"("wait_ms":%g)", TimeToMilliseconds(2 * fv - fa))));
 }
 
 TEST_CASE("faults: report fields, text table and trace instants", "[faults]") {
