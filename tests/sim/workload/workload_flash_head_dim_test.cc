@@ -10,6 +10,7 @@
 #include "sim/workload/model_cost.h"
 #include "sim/workload/stage_cost.h"
 #include "tests/base/spec/spec_test_util.h"
+#include "tests/proto/model_shapes.h"
 
 namespace {
 

@@ -12,6 +12,7 @@
 #include "sim/workload/stage_cost.h"
 #include "tests/base/spec/spec_test_util.h"
 #include "tests/base/time_io.h"
+#include "tests/proto/model_shapes.h"
 
 namespace {
 
