@@ -394,6 +394,8 @@ absl::StatusOr<SourceFit> NcclTestsSource::Fit(v1::Cluster& cluster) {
   if (absl::Status s = EnableNvlsWhereRun(cluster, *node_type, all, fit.warnings); !s.ok()) return s;
   if (absl::Status s = EnableCollNetWhereRun(cluster, *island, all, fit.warnings); !s.ok()) return s;
   if (absl::Status s = CheckLinksCanCarry(cluster, *island, *node_type, all); !s.ok()) return s;
+  // The cluster's presets, before the fit: where a poor fit's logs sit far above them, the guards name it.
+  const v1::Cluster presets = cluster;
   std::vector<const NcclLog*> ring_intra, nvls_intra;
   for (const NcclLog* log : intra) (log->nvls ? nvls_intra : ring_intra).push_back(log);
   if (absl::Status s = FitIntraThenInter(cluster, *island, *node_type, ring_intra, inter, fit.parameters); !s.ok()) {
@@ -417,6 +419,9 @@ absl::StatusOr<SourceFit> NcclTestsSource::Fit(v1::Cluster& cluster) {
   if (!fit.problems.empty()) {
     for (std::string& p : DisagreeingRuns(all)) fit.problems.push_back(std::move(p));
     for (std::string& p : TimeFallingRows(all)) fit.problems.push_back(std::move(p));
+    absl::StatusOr<Evaluated> preset = Predict(presets, *island, all);
+    if (!preset.ok()) return preset.status();
+    for (std::string& p : FloorRows(all, preset->seconds)) fit.problems.push_back(std::move(p));
   }
   return fit;
 }

@@ -7,6 +7,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
+#include "base/check.h"
 #include "sim/collectives/collective.h"
 
 namespace hetsim::calibrate {
@@ -85,6 +86,47 @@ std::vector<std::string> TimeFallingRows(const std::vector<const NcclLog*>& logs
         "log without those rows",
         log->file, first->line, last->line, first->bytes, last->bytes, std::max(first->time_us, last->time_us),
         witness->bytes, witness->time_us, witness->line));
+  }
+  return problems;
+}
+
+std::vector<std::string> FloorRows(const std::vector<const NcclLog*>& logs, const std::vector<double>& preset_seconds) {
+  std::vector<std::string> problems;
+  size_t k = 0;  // the first row of `log` in preset_seconds
+  for (const NcclLog* log : logs) {
+    const size_t n = log->rows.size();
+    HETSIM_CHECK(k + n <= preset_seconds.size(), "a preset time for each row of the logs");
+    // The flat rows from the smallest size up: none of the log is faster, a floor (a plateau between faster smaller
+    // and larger sizes is the transport's mid-size protocol, not this).
+    size_t end = 0;
+    while (end + 1 < n && log->rows[end + 1].bytes >= 2 * log->rows[end].bytes &&
+           log->rows[end + 1].time_us < (1 + kFloorGrowth) * log->rows[end].time_us &&
+           log->rows[end + 1].time_us * (1 + kFloorGrowth) > log->rows[end].time_us) {
+      ++end;
+    }
+    ++end;
+    // Far above the presets at the run's largest size, where the presets predict the most.
+    if (end < 2 || log->rows[0].time_us * 1e-6 < kFloorOverPreset * preset_seconds[k + end - 1]) end = 0;
+    if (end != 0) {
+      const NcclRow& lo = log->rows[0];
+      const NcclRow& hi = log->rows[end - 1];
+      const double preset_us = preset_seconds[k + end - 1] * 1e6;
+      // Where a row takes twice the floor or more, the bandwidth's term outweighs it: the rows to fit on.
+      size_t above = end;
+      while (above < n && log->rows[above].time_us < 2 * lo.time_us) ++above;
+      std::string remedy = "the log has no row twice as slow as the floor: calibrate on a log of larger sizes";
+      if (above < n) {
+        remedy = absl::StrFormat("fit the log on its rows twice as slow as the floor or more, from %d B (line %d)",
+                                 log->rows[above].bytes, log->rows[above].line);
+      }
+      problems.push_back(absl::StrFormat(
+          "%s:%d-%d: %d to %d B take %g to %g us, within %g %% as the size doubles: a floor %.1f times the %.1f us the "
+          "cluster's presets predict at %d B, which no term of the model has (the network transport's, e.g. its "
+          "rendezvous protocol) and the fit absorbs into its latencies; %s, or write this fit with --accept-poor-fit",
+          log->file, lo.line, hi.line, lo.bytes, hi.bytes, lo.time_us, hi.time_us, kFloorGrowth * 100,
+          lo.time_us / preset_us, preset_us, hi.bytes, remedy));
+    }
+    k += n;
   }
   return problems;
 }

@@ -47,6 +47,17 @@ std::vector<std::string> NcclFitProblems(const std::vector<FittedParameter>& fit
 // docs/corpus.md). Empty when no row does.
 std::vector<std::string> TimeFallingRows(const std::vector<const NcclLog*>& logs);
 
+// Where a log's time stays flat as its size doubles from its smallest size up (within kFloorGrowth either way each
+// time, over two rows or more) at kFloorOverPreset times or more what the cluster's presets predict there
+// (`preset_seconds`: per row, logs in order): a floor no term of the model has (the transport's, e.g. a rendezvous
+// protocol), which the fit absorbs into its latencies and so misses the larger sizes' bandwidth (CSCS's Sarus page, 2 x
+// 1 GH200 over Slingshot with
+// `--network=disable_rdzv_get`: 1 MiB in 339.6 us, 2 MiB in 355.5 us, docs/corpus.md). One line per log naming the
+// rows; a poor fit's cause. A latency-bound log's small sizes are flat too, but near what the presets predict.
+inline constexpr double kFloorGrowth = 0.10;
+inline constexpr double kFloorOverPreset = 3;
+std::vector<std::string> FloorRows(const std::vector<const NcclLog*>& logs, const std::vector<double>& preset_seconds);
+
 // Runs of the same test on the same GPUs (and the same NCCL_ALGO) whose times at the largest size both have differ
 // more than twofold: they ran under different conditions, which one set of NCCL parameters cannot fit (CSCS's NCCL
 // page pastes an all-reduce over Slingshot with the CXI hook, 1916 us at 128 MiB, beside the same run without it,

@@ -497,6 +497,45 @@ TEST_CASE("calibrate: a poor fit names the rows whose time falls as the size gro
   CHECK(TimeFallingRows({&log}).empty());
 }
 
+TEST_CASE("calibrate: a poor fit names a floor of time at the log's smallest sizes", "[calibrate]") {
+  // Rows of our own in the shape of CSCS's Sarus page (docs/corpus.md, session 39): 1 to 4 MiB take ~600 us, far above
+  // what the presets predict there, then the time grows with the size.
+  NcclLog log;
+  log.file = "ar.txt";
+  log.rows = {{10, 1048576, 600, 0},  {11, 2097152, 615, 0},   {12, 4194304, 630, 0},   {13, 8388608, 700, 0},
+              {14, 16777216, 800, 0}, {15, 33554432, 1000, 0}, {16, 67108864, 1600, 0}, {17, 134217728, 3000, 0}};
+  const std::vector<double> presets = {40e-6, 60e-6, 100e-6, 180e-6, 340e-6, 660e-6, 1300e-6, 2600e-6};
+  std::vector<std::string> problems = FloorRows({&log}, presets);
+  REQUIRE(problems.size() == 1);
+  CHECK(problems[0] ==
+        "ar.txt:10-12: 1048576 to 4194304 B take 600 to 630 us, within 10 % as the size doubles: a floor 6.0 times "
+        "the 100.0 us the cluster's presets predict at 4194304 B, which no term of the model has (the network "
+        "transport's, e.g. its rendezvous protocol) and the fit absorbs into its latencies; fit the log on its rows "
+        "twice as slow as the floor or more, from 67108864 B (line 16), or write this fit with --accept-poor-fit");
+  // A floor the whole log long leaves no rows to fit on.
+  NcclLog whole = log;
+  whole.rows.resize(3);
+  problems = FloorRows({&whole}, presets);
+  REQUIRE(problems.size() == 1);
+  CHECK_THAT(problems[0], Catch::Contains("the log has no row twice as slow as the floor"));
+  // Each log's rows read their own presets: a second log after one whose presets are near its floor.
+  whole.file = "near.txt";
+  problems = FloorRows({&whole, &log},
+                       {250e-6, 260e-6, 270e-6, 40e-6, 60e-6, 100e-6, 180e-6, 340e-6, 660e-6, 1300e-6, 2600e-6});
+  REQUIRE(problems.size() == 1);
+  CHECK_THAT(problems[0], Catch::StartsWith("ar.txt:10-12: "));
+  // Not a floor: near what the presets predict (a latency-bound log's small sizes), ...
+  CHECK(FloorRows({&log}, {250e-6, 260e-6, 270e-6, 280e-6, 340e-6, 660e-6, 1300e-6, 2600e-6}).empty());
+  // ... a plateau above faster smaller sizes (the transport's mid-size protocol), ...
+  NcclLog plateau = log;
+  plateau.rows.insert(plateau.rows.begin(), {9, 524288, 120, 0});
+  CHECK(FloorRows({&plateau}, {30e-6, 40e-6, 60e-6, 100e-6, 180e-6, 340e-6, 660e-6, 1300e-6, 2600e-6}).empty());
+  // ... times that fall as the size doubles, or one flat row alone.
+  NcclLog falling = log;
+  falling.rows[1].time_us = 500;
+  CHECK(FloorRows({&falling}, presets).empty());
+}
+
 TEST_CASE("calibrate: a table pasted without its Rank lines takes the run's shape from the user", "[calibrate]") {
   const std::string table = absl::StrCat(kHeader13, kRows13);  // busbw / algbw 1.75: an all-reduce over 8 ranks
   auto error = [](const std::string& text, NcclLogShape shape) {
