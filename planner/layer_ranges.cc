@@ -660,21 +660,16 @@ ZeroThreeGathers RangeGathersOfZeroThree(const workload::ModelCost& model, const
       const SearchedStage& s = (*pipelines[p].stages)[i];
       std::vector<std::pair<int, size_t>> first_layers;
       const std::vector<Time> gather = StageLayerGathers(model, rings, keys, nccl, p, i, s, &first_layers);
-      // With zero3_prefetch each gather hides behind the layer before it in pass order, each layer an
-      // equal part of the pass (the simulator's AddGatherTimes, with each layer's own compute time).
       const size_t n = gather.size();
       const auto parts = std::max<int64_t>(1, static_cast<int64_t>(n));
-      const Time layer_forward = s.option.forward / parts;
-      const Time layer_backward = s.option.backward / parts;
       std::vector<Time> forward_at(n + 1, 0), backward_at(n + 1, 0);  // pass time before layer k; after it
       Time forward = 0, backward = 0;
       for (size_t k = 0; k < n; ++k) {
-        const Time f = prefetch && k > 0 ? std::max<Time>(0, gather[k] - layer_forward) : gather[k];
-        const Time b = prefetch && k + 1 < n ? std::max<Time>(0, gather[k] - layer_backward) : gather[k];
-        forward += f;
-        backward += b;
-        forward_at[k + 1] = forward_at[k] + (s.option.forward - s.option.gather_forward) / parts + f;
-        backward_at[k + 1] = backward_at[k] + (s.option.backward - s.option.gather_backward) / parts + b;
+        const ExposedGather exposed = ExposedLayerGather(gather, k, prefetch, s.option);
+        forward += exposed.forward;
+        backward += exposed.backward;
+        forward_at[k + 1] = forward_at[k] + (s.option.forward - s.option.gather_forward) / parts + exposed.forward;
+        backward_at[k + 1] = backward_at[k] + (s.option.backward - s.option.gather_backward) / parts + exposed.backward;
       }
       out.forward[p].push_back(forward);
       out.backward[p].push_back(backward);

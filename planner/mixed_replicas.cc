@@ -322,22 +322,26 @@ std::vector<Time> MixedLayerGathers(const workload::ModelCost& model, const Clus
   return out;
 }
 
-void AddZeroThreeGathers(const std::vector<Time>& gather, bool prefetch, StageOption& option) {
+ExposedGather ExposedLayerGather(const std::vector<Time>& gather, size_t k, bool prefetch, const StageOption& option) {
   const size_t n = gather.size();
-  if (n == 0) return;
-  const auto parts = static_cast<int64_t>(n);
+  const auto parts = std::max<int64_t>(1, static_cast<int64_t>(n));
   const Time layer_forward = (option.forward - option.gather_forward) / parts;
   const Time layer_backward = (option.backward - option.gather_backward) / parts;
-  Time forward = 0, backward = 0;
-  for (size_t k = 0; k < n; ++k) {
-    // Forward runs the layers first to last, backward last to first: the hiding layer is the one before.
-    forward += prefetch && k > 0 ? std::max<Time>(0, gather[k] - layer_forward) : gather[k];
-    backward += prefetch && k + 1 < n ? std::max<Time>(0, gather[k] - layer_backward) : gather[k];
+  return {prefetch && k > 0 ? std::max<Time>(0, gather[k] - layer_forward) : gather[k],
+          prefetch && k + 1 < n ? std::max<Time>(0, gather[k] - layer_backward) : gather[k]};
+}
+
+void AddZeroThreeGathers(const std::vector<Time>& gather, bool prefetch, StageOption& option) {
+  ExposedGather total;
+  for (size_t k = 0; k < gather.size(); ++k) {
+    const ExposedGather layer = ExposedLayerGather(gather, k, prefetch, option);
+    total.forward += layer.forward;
+    total.backward += layer.backward;
   }
-  option.forward += forward;
-  option.backward += backward;
-  option.gather_forward += forward;
-  option.gather_backward += backward;
+  option.forward += total.forward;
+  option.backward += total.backward;
+  option.gather_forward += total.forward;
+  option.gather_backward += total.backward;
 }
 
 Time MixedStepTime(const ClusterModel& cluster, const std::vector<SearchedGroup>& groups) {

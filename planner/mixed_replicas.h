@@ -130,10 +130,19 @@ Time MixedDenseRingTime(const ClusterModel& cluster, const std::vector<SearchedG
 std::vector<Time> MixedLayerGathers(const workload::ModelCost& model, const ClusterModel& cluster,
                                     const std::vector<SearchedGroup>& groups, int first, int count, RangeNccl& nccl);
 
-// `gather` (per layer, MixedLayerGathers) added to a group's (or a stage's) priced passes: each layer's
-// before its forward and again before its backward, exposed, or with `prefetch` (Plan.zero3_prefetch)
-// hidden up to the compute of the layer before it in pass order, each layer an equal part of the pass
-// (the simulator's AddGatherTimes with each layer's own time); into gather_forward and gather_backward too.
+// Layer k's gather (of `gather`, per layer) as a pass of `option` exposes it, before the layer's forward
+// and again before its backward. With `prefetch` (Plan.zero3_prefetch) it hides behind the compute of the
+// layer before it in pass order (forward first to last, backward last to first), each layer an equal part
+// of the pass less its gathers: the first layer's forward gather and the last one's backward stay exposed
+// (the simulator's AddGatherTimes, with each layer's own time).
+struct ExposedGather {
+  Time forward = 0;
+  Time backward = 0;
+};
+ExposedGather ExposedLayerGather(const std::vector<Time>& gather, size_t k, bool prefetch, const StageOption& option);
+
+// `gather` (per layer, MixedLayerGathers) added to a group's (or a stage's) priced passes as
+// ExposedLayerGather exposes them; into gather_forward and gather_backward too.
 void AddZeroThreeGathers(const std::vector<Time>& gather, bool prefetch, StageOption& option);
 
 // The slowest group's optimizer step and host overhead after a mixed stage's synchronisation.

@@ -114,15 +114,4 @@ void CombineReplicaGroups(VirtualStageCost& vs, FinestGroups finest, int64_t bou
   vs.replica_groups = std::move(groups);
 }
 
-Time GroupWaitPerMicrobatch(const std::vector<VirtualStageCost>& virtual_stages, const std::vector<int>& ks, int g) {
-  Time wait = 0;
-  for (int k : ks) {
-    const VirtualStageCost& vs = virtual_stages[k];
-    if (vs.replica_groups.empty()) continue;
-    const VirtualStageCost& mine = vs.replica_groups[g];
-    wait += vs.forward_time() - mine.forward_time() + vs.backward_time() - mine.backward_time();
-  }
-  return wait;
-}
-
 }  // namespace hetsim::executor

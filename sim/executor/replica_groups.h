@@ -40,10 +40,6 @@ workload::StageCost MixedStageCost(const std::vector<const workload::StageCost*>
 // as the slowest group's. `finest`: the groups of the largest TP and of the finest expert split.
 void CombineReplicaGroups(VirtualStageCost& vs, FinestGroups finest, int64_t boundary_bytes_per_microbatch);
 
-// Per microbatch: how long group g waits in each pass for the slowest (forward + backward), summed
-// over the stage's virtual stages `ks`.
-Time GroupWaitPerMicrobatch(const std::vector<VirtualStageCost>& virtual_stages, const std::vector<int>& ks, int g);
-
 }  // namespace hetsim::executor
 
 #endif  // HETSIM_SIM_EXECUTOR_REPLICA_GROUPS_H_

@@ -14,6 +14,7 @@
 #include "service/driver/simulate.h"
 #include "sim/executor/replica_groups.h"
 #include "tests/sim/executor/executor_test_util.h"
+#include "traces/replica_group_report.h"
 
 namespace hetsim {
 namespace {
@@ -132,7 +133,7 @@ TEST_CASE("An MoE replica group twice as fast with twice the share finishes its 
   CHECK(fast.backward_time() == slow.backward_time());
   CHECK(vs.forward_wait_time == 0);
   CHECK(vs.backward_wait_time == 0);
-  for (int g = 0; g < 2; ++g) CHECK(executor::GroupWaitPerMicrobatch(sim.setup->virtual_stages, {0}, g) == 0);
+  for (int g = 0; g < 2; ++g) CHECK(traces::GroupIdle(*sim.setup, sim.result, 0, g) == 0);
   // The experts' gradients reduce over expert rank e of both groups' copies: {A100 e, V100 e} across the
   // islands' Ethernet link, each GPU's experts (ETP x EP = 4 shards of them) its group's memory.
   const executor::StageSetup& st = sim.setup->stages[0];

@@ -16,6 +16,7 @@
 #include "tests/sim/executor/executor_test_util.h"
 #include "traces/chrome_trace.h"
 #include "traces/metrics.h"
+#include "traces/replica_group_report.h"
 
 namespace hetsim::testing {
 namespace {
@@ -67,11 +68,11 @@ TEST_CASE("Replica groups with shares proportional to speed finish their passes 
   CHECK(vs.backward_wait_time == 0);
   CHECK(vs.forward_time() == f);
   CHECK(vs.backward_time() == 2 * f);
-  for (int g = 0; g < 2; ++g) CHECK(hetsim::executor::GroupWaitPerMicrobatch(setup->virtual_stages, {0}, g) == 0);
 
   // One stage: the pipeline is 4 microbatches of forward + backward, then the gradient all-reduce and
-  // the slowest group's optimizer step.
+  // the slowest group's optimizer step. Neither group waits for the other.
   const auto run = MakeRun(*setup);
+  for (int g = 0; g < 2; ++g) CHECK(traces::GroupIdle(*setup, run, 0, g) == 0);
   CHECK(run.pipeline_end == 4 * 3 * f);
   const Time step =
       std::max(setup->stages[0].replica_groups[0].optimizer_time, setup->stages[0].replica_groups[1].optimizer_time);
@@ -90,10 +91,10 @@ TEST_CASE("A wrong share leaves the faster group idle by exactly the straggler's
   CHECK(vs.replica_groups[1].forward_time() == slow);
   CHECK(vs.forward_time() == slow);
   CHECK(vs.backward_time() == 2 * slow);
-  // Per microbatch the A100 waits (slow - fast) forward and twice that backward; the V100 never.
-  CHECK(hetsim::executor::GroupWaitPerMicrobatch(setup->virtual_stages, {0}, 0) == 3 * (slow - fast));
-  CHECK(hetsim::executor::GroupWaitPerMicrobatch(setup->virtual_stages, {0}, 1) == 0);
   const auto run = MakeRun(*setup);
+  // Per microbatch the A100 waits (slow - fast) forward and twice that backward; the V100 never.
+  CHECK(traces::GroupIdle(*setup, run, 0, 0) == 4 * 3 * (slow - fast));
+  CHECK(traces::GroupIdle(*setup, run, 0, 1) == 0);
   CHECK(run.pipeline_end == 4 * 3 * slow);
 
   // The report: a line per group, the A100's idle time its wait; eta (HAPT Eq. 25, per GPU weighted by
@@ -256,8 +257,8 @@ TEST_CASE("Uneven data parallelism without pipelines: DP, ZeRO 1-2 and FSDP with
     CHECK(vs.replica_groups[1].cost.forward_time == f);
     CHECK(vs.forward_wait_time == 0);
     CHECK(vs.backward_wait_time == 0);
-    for (int g = 0; g < 2; ++g) CHECK(hetsim::executor::GroupWaitPerMicrobatch(setup->virtual_stages, {0}, g) == 0);
     const auto run = MakeRun(*setup);
+    for (int g = 0; g < 2; ++g) CHECK(traces::GroupIdle(*setup, run, 0, g) == 0);
     // 4 microbatches of one stage: forward and backward back to back (with FSDP's gathers inside them).
     CHECK(run.pipeline_end == 4 * (vs.forward_time() + vs.backward_time()));
     if (zero < 3) CHECK(run.pipeline_end == 4 * 3 * f);
