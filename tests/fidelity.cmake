@@ -50,6 +50,11 @@ if(NOT HETSIM_SANITIZE)
   add_test(NAME fidelity.sailor_clariden_gh200_bounds
            COMMAND $<TARGET_FILE:hetsim> fidelity --check ${PROJECT_SOURCE_DIR}/validation/sailor-clariden-gh200.pbtxt)
   set_tests_properties(fidelity.sailor_clariden_gh200_bounds PROPERTIES TIMEOUT 900)
+  # BigScience's 3D-layout benchmarks of a 181B GPT on 48 Jean Zay nodes (session 40, issue 40's held-out
+  # Megatron-DeepSpeed regime: high DP, deep pipelines, Omni-Path); today's level.
+  add_test(NAME fidelity.bigscience_jeanzay_a100_bounds
+           COMMAND $<TARGET_FILE:hetsim> fidelity --check ${PROJECT_SOURCE_DIR}/validation/bigscience-jeanzay-a100.pbtxt)
+  set_tests_properties(fidelity.bigscience_jeanzay_a100_bounds PROPERTIES TIMEOUT 900)
   # MosaicML's MPT runs with Composer FSDP on one node of 8 A100 80GB / 8 H100 80GB (session 36, issue 40's
   # PyTorch-native held-out regime); today's level.
   foreach(gpu a100 h100)
