@@ -35,7 +35,8 @@ What the artifact says and what is assumed (docs/validation.md, "Sailor on Clari
   (docs/alps/hardware.md and its schematic docs/images/alps/gh200-schematic.svg, eth-cscs/cscs-docs).
   The runs name the GPU "GH-96" (run_opt.slurm's --gpu-type).
 - Not published (assumptions): the four GPUs' all-to-all NVLink as hetsim's NVSWITCH at their 450 GB/s
-  per GPU (no NVLS: there is no NVSwitch); Slingshot as ROCE (RDMA over Ethernet: NCCL through the
+  per GPU (no NVLS: there is no NVSwitch), NCCL at 0.75 of it (measured, session 40: the artifact's Aceso
+  all-reduce profile of a node's four GPUs, see the node type's comment); Slingshot as ROCE (RDMA over Ethernet: NCCL through the
   aws-ofi-nccl libfabric plugin, sailor.toml's hook) on a non-blocking fat tree (Alps is a dragonfly);
   the GPU of a GH200 at the H100-SXM preset's rates and clocks (no GH200 datasheet was read here, and the
   power limit Alps sets on its modules is not in the CSCS pages read); stages on consecutive nodes,
