@@ -247,7 +247,35 @@ absl::Status AppendTestArg(const std::string& key, const YAML::Node& node, absl:
   return absl::OkStatus();
 }
 
+// Megatron's tools/preprocess_data.py names its output PREFIX_KEY_LEVEL, the level `sentence` under
+// --split-sentences and `document` otherwise. Sentence-split data is what Megatron's BERT trains on (its
+// sentence pairs): in Megatron-LM's functional tests only the BERT configs read it, and their recipe
+// (tests/test_utils/recipes/h100/bert.yaml) runs examples/bert/pretrain_bert.py, which the file does not name.
+absl::Status RefuseSentenceData(const YAML::Node& args, absl::string_view source) {
+  const YAML::Node data = args["--data-path"];
+  if (!data) return absl::OkStatus();
+  std::vector<std::string> words;
+  if (data.IsScalar()) {
+    words = absl::StrSplit(data.Scalar(), ' ', absl::SkipEmpty());
+  } else if (data.IsSequence()) {
+    for (const YAML::Node& e : data) {
+      if (e.IsScalar()) words.push_back(e.Scalar());
+    }
+  }
+  for (const std::string& w : words) {
+    if (!absl::EndsWith(w, "_sentence")) continue;
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: MODEL_ARGS.--data-path: %s is sentence-split data (tools/preprocess_data.py --split-sentences), which "
+        "Megatron's BERT trains on: Megatron-LM's BERT functional tests read it, run by their recipe as "
+        "examples/bert/pretrain_bert.py, not the pretrain_gpt.py a config is otherwise read as; hetsim does not "
+        "model BERT (it prices GPT-style decoders)",
+        source, w));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<MegatronYamlRead> TestCaseLine(const YAML::Node& root, absl::string_view source) {
+  HETSIM_RETURN_IF_ERROR(RefuseSentenceData(root["MODEL_ARGS"], source));
   MegatronYamlRead out;
   // _run_training.sh: torchrun --nproc_per_node ${GPUS_PER_NODE:-8} --nnodes $NUM_NODES $TRAINING_SCRIPT_PATH.
   out.line = "torchrun --nproc_per_node 8 pretrain_gpt.py";
