@@ -43,6 +43,14 @@ std::string Edited(std::string text, const std::string& from, const std::string&
   return text.replace(at, from.size(), to);
 }
 
+// A NeMo config's text (the corpus file `file`, maybe edited), imported.
+MegatronImport ImportNemoText(const std::string& yaml, const char* file) {
+  absl::StatusOr<MegatronImport> r = hetsim::interop::ImportNemo(yaml, hetsim::testing::ImportTestCluster(), {}, file);
+  INFO(r.status());
+  REQUIRE(r.ok());
+  return *std::move(r);
+}
+
 std::string CheckText(const MegatronImport& imported) {
   hetsim::proto::PlanInputs in;
   in.cluster = hetsim::testing::ImportTestCluster();
@@ -121,13 +129,7 @@ TEST_CASE("import: the unfused attention core's dropout and mask, from a Megatro
 TEST_CASE("import nemo: attention_dropout 0 and the mask on a view, from NeMo's GPT config", "[interop][nemo]") {
   const char* file = "nemo_megatron_gpt_config.yaml";
   const std::string text = hetsim::testing::ImportTestText(hetsim::testing::CorpusFile("launch-corpus", file).string());
-  auto import = [&](const std::string& yaml) {
-    absl::StatusOr<MegatronImport> r =
-        hetsim::interop::ImportNemo(yaml, hetsim::testing::ImportTestCluster(), {}, file);
-    INFO(r.status());
-    REQUIRE(r.ok());
-    return *std::move(r);
-  };
+  auto import = [&](const std::string& yaml) { return ImportNemoText(yaml, file); };
   const MegatronImport as_published = import(text);
   CHECK(as_published.model.transformer().attention() == v1::ATTENTION_UNFUSED);
   CHECK_FALSE(as_published.model.transformer().no_attention_dropout());  // 0.1
@@ -149,13 +151,7 @@ TEST_CASE("import nemo: attention_dropout 0 and the mask on a view, from NeMo's 
 TEST_CASE("import nemo: the legacy GPTModel's apply_query_key_layer_scaling false, in FP32", "[interop][nemo]") {
   const char* file = "nemo-2022_megatron_gpt_config.yaml";
   const std::string text = hetsim::testing::ImportTestText(hetsim::testing::CorpusFile("launch-corpus", file).string());
-  auto import = [&](const std::string& yaml) {
-    absl::StatusOr<MegatronImport> r =
-        hetsim::interop::ImportNemo(yaml, hetsim::testing::ImportTestCluster(), {}, file);
-    INFO(r.status());
-    REQUIRE(r.ok());
-    return *std::move(r);
-  };
+  auto import = [&](const std::string& yaml) { return ImportNemoText(yaml, file); };
   const std::string fp32 = Edited(text, "precision: 16", "precision: 32");
   const MegatronImport scaled = import(fp32);
   CHECK(scaled.plan.framework() == v1::MEGATRON_LM_2022);

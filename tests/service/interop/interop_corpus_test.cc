@@ -448,6 +448,14 @@ const std::vector<CorpusCase> kCorpus = {
      "it runs Megatron-Bridge's run_recipe.py, whose model is a Python recipe"},
     {"deepspeed-chat_step2_dpo_opt_run_350m.sh", 0, 0, 0, 0, k1F1B, 0, kNone,
      "a DeepSpeed run of main.py: the script builds its model itself"},
+    // Found beside the held-out set in session 40, each priced as training before (the first two) or refused with
+    // advice to run the YAML with bash (the third): an inference test, a GRPO test, a checkpoint-converter test.
+    {"megatron-lm-ft_gpt_gpt_static_inference_tp1_pp1_583m_logitsmatch.yaml", 1, 0, 0, 0, k1F1B, 0, kNone,
+     "MODE: inference: a Megatron-LM functional test of inference"},
+    {"megatron-lm-ft_gpt_gpt_grpo_tp4_pp1_dp2_8b_throughput.yaml", 1, 0, 0, 0, k1F1B, 0, kNone,
+     "MODE: rl: a Megatron-LM functional test of reinforcement learning (GRPO"},
+    {"megatron-lm-ft_common_ckpt_converter.yaml", 1, 0, 0, 0, k1F1B, 0, kNone,
+     "MODEL_ARGS: empty: the functional test passes no training flags"},
     // Accelerate configs alone name no model: `hetsim import nemo` says to import the launch line that names
     // them (read with one: "import: Accelerate's published configs with a launch line").
     {"accelerate_fsdp.yaml", 1, 0, 0, 0, k1F1B, 0, kNone, "an Accelerate config (distributed_type: FSDP)"},
