@@ -189,11 +189,30 @@ constexpr NamedFlag kNotModelledFlags[] = {
     {"moe-expert-capacity-factor", 1},
     {"moe-pad-expert-input-to-capacity", 0},
     {"moe-token-drop-policy", 1},
+    // Megatron's rank order tp-cp-ep-pp-dp instead of tp-cp-ep-dp-pp (arguments.py); hetsim lays ranks out TP,
+    // CP, DP, then PP, so a line with it is priced with its pipeline stages' ranks apart.
+    {"use-tp-pp-dp-mapping", 0},
+    // The unfused softmax in FP32 for 16-bit scores (a cast pass before it); nothing with flash attention.
+    {"attention-softmax-in-fp32", 0},
+    // Deterministic kernels (NCCL and cuBLAS settings, no nondeterministic attention backward).
+    {"deterministic-mode", 0},
 };
 
 // Learning rate, data, checkpoints, logging, numerics: an iteration costs the same.
 constexpr NamedFlag kNoEffectFlags[] = {
     {"window-attn-skip-freq", 1},  // no effect without --window-size, which is refused
+    // Megatron-LM's functional tests' logging and checkpointing (tests/functional_tests/test_cases).
+    {"log-params-norm", 0},
+    {"log-num-zeros-in-grad", 0},
+    {"log-memory-to-tensorboard", 0},
+    {"timing-log-level", 1},
+    {"dist-ckpt-strictness", 1},
+    {"dist-ckpt-optim-fully-reshardable", 0},
+    {"async-save", 0},
+    {"use-persistent-ckpt-worker", 0},
+    {"save-retain-interval", 1},
+    {"wandb-entity", 1},
+    {"wandb-save-dir", 1},
     // Megatron-LM of 2020 (v1.x, pretrain_gpt2.py): its data loader and warm-up.
     {"warmup", 1},
     {"resume-dataloader", 0},
