@@ -439,7 +439,8 @@ const std::vector<CorpusCase> kCorpus = {
     {"megatron-deepspeed_MoE_ds_pretrain_gpt_1.3B_dense.sh", 8, 1, 4, 16, k1F1B, 512, kDeepSpeed, ""},
     {"megatron-deepspeed_compression_125M-Int8-test-64gpu-distilled-group48.sh", 8, 1, 1, 64, k1F1B, 256, kDeepSpeed,
      ""},
-    // Priced as a GPT decoder before session 40 (DP 8, batch 128 on one node): Megatron's tasks/main.py under deepspeed.
+    // Priced as a GPT decoder before session 40 (DP 8, batch 128 on one node): Megatron's tasks/main.py under
+    // deepspeed.
     {"megatron-deepspeed_bert_with_pile_ds_finetune_bert_mnli.sh", 1, 0, 0, 0, k1F1B, 0, kNone,
      "--task MNLI: main.py runs a fine-tuning or evaluation task (tasks/main.py)"},
     {"megatron-bridge_llama32_3b-1b_distill_override_example.yaml", 0, 0, 0, 0, k1F1B, 0, kNone,
@@ -1194,8 +1195,9 @@ TEST_CASE("import: the held-out inputs of session 40, beyond their layout", "[in
   INFO((dpo.ok() ? "" : dpo.status().message()));
   REQUIRE(dpo.ok());
   CHECK(dpo->plan.global_batch_size() == 32);  // --per_device_train_batch_size 4 x DP 8
-  CHECK(hetsim::testing::HasImportNote(dpo->notes, "its DPO step (step2_dpo_finetuning/main.py) also runs a frozen "
-                                                   "reference model forward on every batch, which is not priced"));
+  CHECK(hetsim::testing::HasImportNote(dpo->notes,
+                                       "its DPO step (step2_dpo_finetuning/main.py) also runs a frozen "
+                                       "reference model forward on every batch, which is not priced"));
   const auto mla = ReadCorpusOk("megatron-lm-ft_gpt_gpt3_mcore_te_tp2_pp2_mla.yaml", 1);
   CHECK(mla.first.model().transformer().mla().q_lora_rank() == 192);
   CHECK(mla.first.model().transformer().mla().kv_lora_rank() == 64);
