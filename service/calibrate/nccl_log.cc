@@ -126,6 +126,7 @@ class LogScanner {
   std::string redop_;
   bool rooted_ = false;
   double algbw_ = 0, busbw_ = 0;
+  int scope_header_line_ = 0;  // another tool's table: a header with a `scope` column (NVSHMEM's perftest)
 };
 
 absl::Status LogScanner::Line(absl::string_view raw, int line_no) {
@@ -147,6 +148,12 @@ absl::Status LogScanner::Line(absl::string_view raw, int line_no) {
     return absl::OkStatus();
   }
   const std::vector<absl::string_view> tokens = Tokens(text);
+  // NVSHMEM's perftest prints "size(B) count type scope latency(us) algbw(GB/s) busbw(GB/s)", the scope
+  // the device API's (thread, warp, block): no nccl-tests column header has a scope.
+  if (scope_header_line_ == 0 && tokens.size() >= 5 && tokens[0] == "size(B)" &&
+      std::find(tokens.begin(), tokens.end(), "scope") != tokens.end()) {
+    scope_header_line_ = line_no;
+  }
   // Before a column header or Rank lines, a short row-like line is another tool's output.
   const bool in_log = header_line_ != 0 || !ranks_.empty();
   if (text[0] != '#' && LooksLikeRow(tokens) && (in_log || !IsShortRow(tokens))) {
@@ -440,6 +447,12 @@ absl::Status LogScanner::InNetworkAlgorithm(NcclLog& log) const {
 
 absl::StatusOr<NcclLog> LogScanner::Finish(int first_line, int last_line) {
   first_line_ = first_line;
+  if (rows_.empty() && empty_rows_ == 0 && scope_header_line_ != 0) {
+    return LineError(file_, scope_header_line_,
+                     "no nccl-tests table: this table's columns (size(B) count type scope latency(us) ...) are "
+                     "NVSHMEM's perftest's (a device API's thread, warp or block scope), not nccl-tests' "
+                     "(all_reduce_perf and the like), which calibrate reads");
+  }
   if (rows_.empty()) {
     return LineError(file_, last_line, empty_rows_ > 0 ? "only 0-byte table rows" : "no table rows");
   }

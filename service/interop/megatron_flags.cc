@@ -189,11 +189,51 @@ constexpr NamedFlag kNotModelledFlags[] = {
     {"moe-expert-capacity-factor", 1},
     {"moe-pad-expert-input-to-capacity", 0},
     {"moe-token-drop-policy", 1},
+    // Megatron's rank order tp-cp-ep-pp-dp instead of tp-cp-ep-dp-pp (arguments.py); hetsim lays ranks out TP,
+    // CP, DP, then PP, so a line with it is priced with its pipeline stages' ranks apart.
+    {"use-tp-pp-dp-mapping", 0},
+    // The unfused softmax in FP32 for 16-bit scores (a cast pass before it); nothing with flash attention.
+    {"attention-softmax-in-fp32", 0},
+    // Deterministic kernels (NCCL and cuBLAS settings, no nondeterministic attention backward).
+    {"deterministic-mode", 0},
+    // The interleaved schedule's microbatch groups and its warm-up/flush sends overlapped; the parameter
+    // all-gather overlapped with the optimizer step (priced with the forward's first layers).
+    {"microbatch-group-size-per-virtual-pipeline-stage", 1},
+    {"overlap-p2p-communication-warmup-flush", 0},
+    {"overlap-param-gather-with-optimizer-step", 0},
+    {"moe-router-dtype", 1},  // the router's GEMM and softmax in FP32
+    // Megatron-FSDP's main parameters, main gradients and gradient communication in another type.
+    {"megatron-fsdp-main-params-dtype", 1},
+    {"megatron-fsdp-main-grads-dtype", 1},
+    {"megatron-fsdp-grad-comm-dtype", 1},
 };
 
 // Learning rate, data, checkpoints, logging, numerics: an iteration costs the same.
 constexpr NamedFlag kNoEffectFlags[] = {
     {"window-attn-skip-freq", 1},  // no effect without --window-size, which is refused
+    // Megatron-LM's functional tests' logging and checkpointing (tests/functional_tests/test_cases).
+    {"log-params-norm", 0},
+    {"log-num-zeros-in-grad", 0},
+    {"log-memory-to-tensorboard", 0},
+    {"timing-log-level", 1},
+    {"dist-ckpt-strictness", 1},
+    {"dist-ckpt-optim-fully-reshardable", 0},
+    {"async-save", 0},
+    {"use-persistent-ckpt-worker", 0},
+    {"save-retain-interval", 1},
+    {"wandb-entity", 1},
+    {"wandb-save-dir", 1},
+    {"ckpt-fully-parallel-load", 0},
+    {"ckpt-fully-parallel-save", 0},
+    {"ckpt-assume-constant-structure", 0},
+    {"async-strategy", 1},
+    {"async-ckpt-use-cpu-shm", 0},
+    {"use-checkpoint-opt_param-scheduler", 0},
+    {"check-weight-hash-across-dp-replicas-interval", 1},  // a hash compared every N iterations, not each step
+    {"ddp-average-in-collective", 0},                      // the same reduction, averaged inside it
+    {"fim-data", 0},                                       // fill-in-the-middle data
+    {"fim-rate", 1},
+    {"fim-spm-rate", 1},
     // Megatron-LM of 2020 (v1.x, pretrain_gpt2.py): its data loader and warm-up.
     {"warmup", 1},
     {"resume-dataloader", 0},

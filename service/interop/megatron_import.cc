@@ -30,11 +30,14 @@ namespace v1 = hetsim::v1;
 
 // Megatron's entry points (and Megatron-DeepSpeed's): their lines describe the model with flags.
 // A `main.py` or `finetune*.py` run by DeepSpeed's launcher is a DeepSpeed script (DeepSpeed-Chat's
-// main.py), not Megatron's tasks/main.py.
+// main.py), not Megatron's tasks/main.py, unless it has --task: tasks/main.py's required argument
+// (GLUE, RACE, ...), which Megatron-DeepSpeed's bert_with_pile scripts run under `deepspeed`.
 bool MegatronEntryPoint(const MegatronFlags& flags) {
   const bool task = absl::StartsWith(flags.launch.script, "finetune") || flags.launch.script == "main.py";
+  const bool megatron_task =
+      flags.launch.launcher != "deepspeed" || (flags.launch.script == "main.py" && flags.Has("task"));
   return flags.launch.script.empty() || absl::StartsWith(flags.launch.script, "pretrain_") ||
-         flags.launch.script == "run_text_generation_server.py" || (task && flags.launch.launcher != "deepspeed");
+         flags.launch.script == "run_text_generation_server.py" || (task && megatron_task);
 }
 
 class Reader {
@@ -1063,7 +1066,10 @@ absl::Status RefuseDeepSpeedVariants(const Reader& r, const MegatronFlags& flags
 absl::Status RefuseOtherModels(const Reader& r, const MegatronFlags& flags) {
   HETSIM_RETURN_IF_ERROR(RefuseDeepSpeedVariants(r, flags));
   if (MegatronEntryPoint(flags)) {
-    if (std::optional<std::string> other = OtherModelEntryPoint(flags.launch.script)) return r.Error(*other);
+    if (std::optional<std::string> other = OtherModelEntryPoint(flags.launch.script)) {
+      std::optional<std::string> task = flags.Value("task");
+      return r.Error(task ? absl::StrCat("--task ", *task, ": ", *other) : *other);
+    }
   }
   // Megatron-LM's MIMO trainer (examples/mimo/train.py: multimodal in, multimodal out) builds its model from
   // --model-provider (mock, llava_vlm, video_llava_vlm, llava_avlm: encoders beside the language model).
@@ -1099,6 +1105,14 @@ absl::Status RefuseOtherModels(const Reader& r, const MegatronFlags& flags) {
         "--enable-zbh1-pipeline: the zero-bubble schedule (ZB-H1: weight gradients deferred into the pipeline's "
         "bubbles) is not modelled (hetsim runs 1F1B, interleaved 1F1B, GPipe and HAPT's schedules); without the "
         "flag the line is DeepSpeed's 1F1B");
+  }
+  // Megatron's BERT without its binary (sentence-order) head: arguments.py's --bert-no-binary-head
+  // (dest bert_binary_head), read by BERT's model provider alone. Its functional-test configs write it
+  // where only the recipe names examples/bert/pretrain_bert.py.
+  if (flags.Has("bert-no-binary-head")) {
+    return r.Error(
+        "--bert-no-binary-head: a BERT flag (Megatron's BERT, pretrain_bert.py, without its sentence-order head), "
+        "and hetsim does not model BERT (it prices GPT-style decoders)");
   }
   // Megatron's T5 (pretrain_t5.py) sizes its encoder and decoder apart; a GPT line has neither.
   for (const char* name : {"encoder-num-layers", "decoder-num-layers", "decoder-seq-length"}) {
@@ -1167,9 +1181,9 @@ absl::StatusOr<int64_t> MicroBatch(const Reader& r, const Layout& l, std::vector
 
 // --step-batch-size-schedule "THRESHOLD:BATCH ..." (Megatron-Core's num_microbatches_calculator.py, since Megatron-LM
 // 532ad92 of 2026-04: thresholds in samples, or tokens with a K, M, B or T suffix): the batch of its last step, what
-// the run trains at once it passes the last threshold; 0 without the flag or beside --global-batch-size, which is read
-// (noted): Megatron's arguments.py refuses the pair, yet its own examples/gpt3 script writes both (the schedule
-// unquoted in an array, so bash splits it and Megatron would read "0:16").
+// the run trains at once it passes the last threshold; 0 without the flag. Beside --global-batch-size it is refused, as
+// Megatron's arguments.py (validate_args, since 532ad92) raises "Cannot specify both --step-batch-size-schedule and
+// --global-batch-size"; its own examples/gpt3 script of 2026 writes both, a line Megatron does not run.
 absl::StatusOr<int64_t> ScheduledBatch(const Reader& r, std::vector<std::string>& notes) {
   if (!r.Has("step-batch-size-schedule")) return 0;
   const std::string schedule = r.Value("step-batch-size-schedule");
@@ -1199,11 +1213,10 @@ absl::StatusOr<int64_t> ScheduledBatch(const Reader& r, std::vector<std::string>
   }
   if (batch == 0) return r.Error("--step-batch-size-schedule: empty");
   if (r.Has("global-batch-size")) {
-    notes.push_back(absl::StrFormat(
-        "--step-batch-size-schedule \"%s\" (its last batch %d) beside --global-batch-size %s: the global batch read "
-        "(Megatron's arguments.py refuses the pair)",
-        schedule, batch, r.Value("global-batch-size")));
-    return 0;
+    return r.Contradict(absl::StrFormat("--step-batch-size-schedule \"%s\"", schedule),
+                        absl::StrCat("--global-batch-size ", r.Value("global-batch-size")),
+                        "Megatron refuses the pair (arguments.py: \"Cannot specify both --step-batch-size-schedule "
+                        "and --global-batch-size\"); keep one: the schedule's last batch is what hetsim prices");
   }
   notes.push_back(absl::StrFormat(
       "--step-batch-size-schedule \"%s\": the global batch of its last step, %d (the steps before run smaller "
@@ -1257,7 +1270,11 @@ void AddFlagNotes(const MegatronFlags& flags, std::vector<std::string>& notes) {
 // Megatron's fusions switched off by the line, kernel by kernel (Plan.unfused_kernels): the bias
 // before the activation follows --no-bias-swiglu-fusion on --swiglu lines and --no-bias-gelu-fusion on
 // the others (Megatron's core_transformer_config_from_args), so there the other flag does nothing; the
-// masked softmax runs only in unfused attention.
+// masked softmax runs only in unfused attention. Its fused kernels take 16-bit scores only:
+// FusedScaleMaskSoftmax.is_kernel_available asks `input_in_float16` (--fp16 or --bf16; megatron/model/
+// fused_softmax.py of 2021-08 and 2022-09, megatron/core/fusions/fused_softmax.py today; `input_in_fp16`
+// in 2020's forward), so an FP32 line runs forward_torch_softmax, the unfused mask, with or without
+// --no-masked-softmax-fusion.
 void SetUnfusedKernels(const Reader& r, const v1::Model& model, v1::Plan& plan, std::vector<std::string>& notes) {
   const bool swiglu = r.Has("swiglu");
   const std::string activation_flag = swiglu ? "no-bias-swiglu-fusion" : "no-bias-gelu-fusion";
@@ -1276,8 +1293,15 @@ void SetUnfusedKernels(const Reader& r, const v1::Model& model, v1::Plan& plan, 
   if (u.bias_activation()) unfused.push_back("the bias add before the activation");
   u.set_bias_dropout_add(r.Has("no-bias-dropout-fusion"));
   if (u.bias_dropout_add()) unfused.push_back("the bias and residual adds apart from dropout");
-  u.set_masked_softmax(r.Has("no-masked-softmax-fusion") && !flash);
+  const bool fp32_scores = model.dtype() == v1::FP32 || model.dtype() == v1::TF32;
+  u.set_masked_softmax((r.Has("no-masked-softmax-fusion") || fp32_scores) && !flash);
   if (u.masked_softmax()) unfused.push_back("the causal mask before the softmax");
+  if (u.masked_softmax() && !r.Has("no-masked-softmax-fusion")) {
+    notes.push_back(
+        "FP32 scores (no --fp16 or --bf16): Megatron's fused mask-and-softmax kernels take 16-bit scores only "
+        "(FusedScaleMaskSoftmax.is_kernel_available), so the unfused attention masks and softmaxes apart, as under "
+        "--no-masked-softmax-fusion");
+  }
   if (unfused.empty()) return;
   // All three is Plan.unfused_elementwise, the one spelling plans written back use.
   if (unfused.size() == 3) {
@@ -1570,6 +1594,18 @@ absl::Status RefuseUnknownParallelSizes(const MegatronFlags& flags, absl::string
   return absl::OkStatus();
 }
 
+// DeepSpeed-Chat's main.py (--data_split: its split of the data over steps 1 to 3, dschat/utils/data) trains one
+// model in step 1 (SFT) and step 2 (reward model), as priced. Its DPO step (step2_dpo_finetuning/main.py) runs a
+// frozen reference model forward on every batch besides (deepspeed.initialize(model=ref_model)), and its scripts
+// pass no flag that tells the steps apart.
+void NoteDeepSpeedChatStep(MegatronFlags& flags) {
+  if (!flags.Has("data_split") || MegatronEntryPoint(flags)) return;
+  flags.launch.notes.push_back(
+      "DeepSpeed-Chat's main.py (--data_split): priced as training one model, its step 1 (supervised fine-tuning) "
+      "and step 2 (reward model); its DPO step (step2_dpo_finetuning/main.py) also runs a frozen reference model "
+      "forward on every batch, which is not priced, and its scripts' lines do not tell the steps apart");
+}
+
 // A refusal also says what the script left undecided: the unset variable or the command not run is
 // usually why a flag's value is missing.
 absl::StatusOr<MegatronImport> ImportMegatron(const MegatronFlags& flags, const v1::Cluster& cluster,
@@ -1590,6 +1626,7 @@ absl::StatusOr<MegatronImport> ImportMegatron(const MegatronFlags& flags, const 
   MegatronFlags read =
       DeepSpeedFlashAttention(UlyssesAsContextParallel(DeepSpeedMoe(OneExpertIsDense(std::move(with_config)))));
   if (!MegatronEntryPoint(read)) FoldTrainerArguments(read);
+  NoteDeepSpeedChatStep(read);
   HETSIM_RETURN_IF_ERROR(RefuseUnknownParallelSizes(read, source));
   absl::StatusOr<MegatronImport> out = ImportFlags(std::move(read), cluster, request, source);
   if (out.ok()) out->files_read = std::move(files_read);

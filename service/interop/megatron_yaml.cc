@@ -205,7 +205,36 @@ absl::Status AppendTopLevel(const YAML::Node& root, absl::string_view source, st
 // flags under MODEL_ARGS, each `--flag: value`, made into the line as its _run_training.sh makes them (yq, then
 // bash): true is the switch alone, an empty value nothing, a value in [ ] its words, any other value one word.
 // false writes nothing (the script would pass "--flag false", which argparse refuses for a switch).
-bool IsTestCase(const YAML::Node& root) { return root.IsMap() && IsSection(root, "MODEL_ARGS"); }
+// A functional-test config: MODEL_ARGS a mapping, or empty (the checkpoint-converter tests pass none).
+bool IsTestCase(const YAML::Node& root) {
+  if (!root.IsMap()) return false;
+  const YAML::Node args = root["MODEL_ARGS"];
+  return args.IsDefined() && (args.IsMap() || args.IsNull());
+}
+
+// What the test runs besides pretraining: tests/functional_tests/shell_test_utils/run_ci_test.sh reads
+// `MODE` (`yq '.MODE // "pretraining"'`); the inference tests' recipes run examples/inference/, the `rl`
+// tests' GRPO (generation and training alternating). A config with no MODEL_ARGS passes no training flags.
+absl::Status RefuseTestMode(const YAML::Node& root, absl::string_view source) {
+  const YAML::Node mode = root["MODE"];
+  if (mode.IsDefined() && mode.IsScalar() && mode.Scalar() != "pretraining") {
+    const std::string what =
+        mode.Scalar() == "inference" ? "inference (its recipe runs Megatron's examples/inference, not a training step)"
+        : mode.Scalar() == "rl"      ? "reinforcement learning (GRPO: the policy generates, then trains, each step)"
+                                     : "not pretraining";
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: MODE: %s: a Megatron-LM functional test of %s (run_ci_test.sh reads MODE, pretraining by default), "
+        "which hetsim does not model (it prices training steps)",
+        source, mode.Scalar(), what));
+  }
+  if (!root["MODEL_ARGS"].IsMap() || root["MODEL_ARGS"].size() == 0) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: MODEL_ARGS: empty: the functional test passes no training flags (its recipe runs another script, "
+        "e.g. a checkpoint converter), so there is no training line to import",
+        source));
+  }
+  return absl::OkStatus();
+}
 
 std::string ShellQuoted(absl::string_view v) {
   return absl::StrCat("'", absl::StrReplaceAll(v, {{"'", "'\\''"}}), "'");
@@ -247,7 +276,35 @@ absl::Status AppendTestArg(const std::string& key, const YAML::Node& node, absl:
   return absl::OkStatus();
 }
 
+// Megatron's tools/preprocess_data.py names its output PREFIX_KEY_LEVEL, the level `sentence` under
+// --split-sentences and `document` otherwise. Sentence-split data is what Megatron's BERT trains on (its
+// sentence pairs): in Megatron-LM's functional tests only the BERT configs read it, and their recipe
+// (tests/test_utils/recipes/h100/bert.yaml) runs examples/bert/pretrain_bert.py, which the file does not name.
+absl::Status RefuseSentenceData(const YAML::Node& args, absl::string_view source) {
+  const YAML::Node data = args["--data-path"];
+  if (!data) return absl::OkStatus();
+  std::vector<std::string> words;
+  if (data.IsScalar()) {
+    words = absl::StrSplit(data.Scalar(), ' ', absl::SkipEmpty());
+  } else if (data.IsSequence()) {
+    for (const YAML::Node& e : data) {
+      if (e.IsScalar()) words.push_back(e.Scalar());
+    }
+  }
+  for (const std::string& w : words) {
+    if (!absl::EndsWith(w, "_sentence")) continue;
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: MODEL_ARGS.--data-path: %s is sentence-split data (tools/preprocess_data.py --split-sentences), which "
+        "Megatron's BERT trains on: Megatron-LM's BERT functional tests read it, run by their recipe as "
+        "examples/bert/pretrain_bert.py, not the pretrain_gpt.py a config is otherwise read as; hetsim does not "
+        "model BERT (it prices GPT-style decoders)",
+        source, w));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<MegatronYamlRead> TestCaseLine(const YAML::Node& root, absl::string_view source) {
+  HETSIM_RETURN_IF_ERROR(RefuseSentenceData(root["MODEL_ARGS"], source));
   MegatronYamlRead out;
   // _run_training.sh: torchrun --nproc_per_node ${GPUS_PER_NODE:-8} --nnodes $NUM_NODES $TRAINING_SCRIPT_PATH.
   out.line = "torchrun --nproc_per_node 8 pretrain_gpt.py";
@@ -334,6 +391,8 @@ std::string UnknownYamlKeysNote(const std::vector<std::string>& unknown_keys) {
 absl::StatusOr<MegatronYamlRead> MegatronYamlLine(absl::string_view yaml_text, absl::string_view source) {
   try {
     const YAML::Node root = YAML::Load(std::string(yaml_text));
+    // What a functional test runs comes first: a key given twice among an RL test's flags is not its reason.
+    if (IsTestCase(root)) HETSIM_RETURN_IF_ERROR(RefuseTestMode(root, source));
     HETSIM_RETURN_IF_ERROR(CheckYamlKeysOnce(root, source));
     if (IsTestCase(root)) return TestCaseLine(root, source);
     if (!root.IsMap()) {

@@ -247,6 +247,8 @@ constexpr KeyFlag kKeyFlags[] = {
 constexpr std::pair<const char*, const char*> kOtherFamilies[] = {
     {"bert", "BERT (an encoder with bidirectional attention and its MLM head)"},
     {"t5", "T5 (an encoder-decoder with cross-attention)"},
+    // NeMo-Framework-Launcher's conf/training/mt5/*.yaml: `name: megatron_mt5`.
+    {"mt5", "mT5 (a multilingual T5 encoder-decoder with cross-attention)"},
     {"bart", "BART (an encoder-decoder with cross-attention)"},
     {"retro", "RETRO (a decoder with chunked cross-attention to retrieved neighbours)"},
     {"clip", "CLIP (a vision and a text encoder)"},
@@ -285,7 +287,15 @@ absl::Status RefuseFamilyByName(const YAML::Node& name, absl::string_view key, a
 
 // Hydra's `defaults` list placing a config at model.encoder and model.decoder (`.@model.encoder:
 // megatron_model_base_config`, NeMo's T5, BART and UL2 configs): the model is an encoder-decoder.
-absl::Status RefuseEncoderDecoder(const YAML::Node& root, absl::string_view source) {
+absl::Status RefuseEncoderDecoder(const YAML::Node& root, const YAML::Node& base, absl::string_view source) {
+  // The launcher's T5 and mT5 configs write the two stacks out: model.encoder and model.decoder sections.
+  if (base["model"]["encoder"] && base["model"]["encoder"].IsMap() && base["model"]["decoder"] &&
+      base["model"]["decoder"].IsMap()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: model.encoder and model.decoder: an encoder-decoder (NeMo's T5, mT5, BART or UL2 style), which hetsim "
+        "does not model (it prices GPT-style decoders)",
+        source));
+  }
   const YAML::Node defaults = root["defaults"];
   if (!defaults || !defaults.IsSequence()) return absl::OkStatus();
   for (const YAML::Node& entry : defaults) {
@@ -305,7 +315,7 @@ absl::Status RefuseEncoderDecoder(const YAML::Node& root, absl::string_view sour
 absl::Status RefuseOtherFamilies(const YAML::Node& root, const YAML::Node& base, absl::string_view source) {
   HETSIM_RETURN_IF_ERROR(RefuseFamilyByName(base["name"], "name", source));
   HETSIM_RETURN_IF_ERROR(RefuseFamilyByName(base["model"]["name"], "model.name", source));
-  HETSIM_RETURN_IF_ERROR(RefuseEncoderDecoder(root, source));
+  HETSIM_RETURN_IF_ERROR(RefuseEncoderDecoder(root, base, source));
   // NeMo's multimodal models (NeVA, Video-NeVA: NeMo-Framework-Launcher's conf/training/neva/) carry their
   // vision encoder and projector in model.mm_cfg; their run is named run.name (neva_llama3_8b_chat).
   if (base["model"]["mm_cfg"] && base["model"]["mm_cfg"].IsMap()) {
@@ -359,6 +369,21 @@ absl::StatusOr<std::string> VocabularyFlag(const YamlConfig& c, std::vector<std:
 }
 
 // The values NeMo spells differently from Megatron.
+// model.apply_query_key_layer_scaling on NeMo's legacy GPTModel (mcore_gpt false): megatron_gpt_model.py passes
+// cfg.get('apply_query_key_layer_scaling', True) to it, and its CoreAttention scales the scores by the layer
+// number (coeff) inside the softmax, as Megatron-LM did before Megatron-Core: false is Megatron-LM's
+// --no-query-key-layer-scaling. On Megatron-Core's GPT NeMo keeps it only under FP16
+// (megatron_base_model.py, build_transformer_config), where it changes no pass hetsim prices.
+absl::StatusOr<std::string> QueryKeyScalingFlag(const YamlConfig& c, bool mcore) {
+  HETSIM_ASSIGN_OR_RETURN(std::optional<std::string> v, c.Scalar("model.apply_query_key_layer_scaling"));
+  if (mcore || !v) return std::string();
+  bool on = true;
+  if (!absl::SimpleAtob(*v, &on)) {
+    return c.Error("model.apply_query_key_layer_scaling", absl::StrFormat("\"%s\" is not true or false", *v));
+  }
+  return std::string(on ? "" : " --no-query-key-layer-scaling");
+}
+
 absl::StatusOr<std::string> TranslatedFlags(const YamlConfig& c, std::vector<std::string>& notes) {
   std::string line;
   HETSIM_ASSIGN_OR_RETURN(std::optional<std::string> seq, c.Word("model.encoder_seq_length"));
@@ -406,6 +431,8 @@ absl::StatusOr<std::string> TranslatedFlags(const YamlConfig& c, std::vector<std
   te = te || model_name == "megatron_falcon_gpt" || model_name == "megatron_gpt_full_te_layer_autocast";
   if (mcore && model_name == "megatron_gemma2") absl::StrAppend(&line, " --attention-backend unfused");
   if (mcore && !te) absl::StrAppend(&line, " --transformer-impl local");
+  HETSIM_ASSIGN_OR_RETURN(const std::string qk_scaling, QueryKeyScalingFlag(c, mcore));
+  absl::StrAppend(&line, qk_scaling);
   if (mcore && (!te || model_name == "megatron_gemma2") && flash) {
     notes.push_back(
         "model.use_flash_attention: no effect with mcore_gpt (it reaches NeMo's legacy GPTModel only); the layer "

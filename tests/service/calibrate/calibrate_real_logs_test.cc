@@ -254,6 +254,34 @@ TEST_CASE("calibrate: the held-out logs of session 39 read, the runs of two cond
   CHECK(one.runs[0].rows.size() == 8);  // 1 MiB to 128 MiB
 }
 
+// Held out in session 40: CSCS's December 2025 container-image page, the same two all-reduce runs as the communication
+// page (its lines shifted), read and the two conditions named; CSCS's NVSHMEM page, whose tables are NVSHMEM's
+// perftest's, refused as such (it said "no table rows" at the file's last line).
+TEST_CASE("calibrate: the held-out logs of session 40 read or refused for what they are", "[calibrate][corpus]") {
+  absl::StatusOr<std::string> image = proto::ReadFileToString(kReal + "cscs_docs_image_nccl_tests_2025-12.md");
+  REQUIRE(image.ok());
+  absl::StatusOr<NcclLogRuns> runs = ParseNcclLogRuns(*image, "image.md");
+  INFO(runs.status().message());
+  REQUIRE(runs.ok());
+  REQUIRE(runs->runs.size() == 2);
+  for (const NcclLog& log : runs->runs) {
+    CHECK(log.op == hetsim::CollectiveOp::kAllReduce);
+    CHECK(log.ranks == 8);
+    CHECK(log.hosts == 2);
+    CHECK(log.rows.size() == 25);
+  }
+  const std::vector<std::string> named = DisagreeingRuns({&runs->runs[0], &runs->runs[1]});
+  REQUIRE(named.size() == 1);
+  CHECK_THAT(named[0], Catch::Contains("takes 1916.4 us and 43293 us at 134217728 B (lines 112 and 180, 22.6 times)"));
+  absl::StatusOr<std::string> nvshmem = proto::ReadFileToString(kReal + "cscs_docs_communication_nvshmem.md");
+  REQUIRE(nvshmem.ok());
+  absl::StatusOr<NcclLogRuns> refused = ParseNcclLogRuns(*nvshmem, "nvshmem.md");
+  REQUIRE_FALSE(refused.ok());
+  CHECK_THAT(std::string(refused.status().message()),
+             Catch::StartsWith("nvshmem.md:108: no nccl-tests table: this table's columns (size(B) count type scope "
+                               "latency(us) ...) are NVSHMEM's perftest's"));
+}
+
 // The Sarus page's run (`--network=disable_rdzv_get`) on the machine it ran on: a poor fit (the fit absorbs 1 and
 // 2 MiB's ~340 us into a Simple step latency of 346 us) whose cause is named, the floor; fitted on the rows the
 // refusal points at, it is a good fit.

@@ -43,6 +43,14 @@ std::string Edited(std::string text, const std::string& from, const std::string&
   return text.replace(at, from.size(), to);
 }
 
+// A NeMo config's text (the corpus file `file`, maybe edited), imported.
+MegatronImport ImportNemoText(const std::string& yaml, const char* file) {
+  absl::StatusOr<MegatronImport> r = hetsim::interop::ImportNemo(yaml, hetsim::testing::ImportTestCluster(), {}, file);
+  INFO(r.status());
+  REQUIRE(r.ok());
+  return *std::move(r);
+}
+
 std::string CheckText(const MegatronImport& imported) {
   hetsim::proto::PlanInputs in;
   in.cluster = hetsim::testing::ImportTestCluster();
@@ -121,13 +129,7 @@ TEST_CASE("import: the unfused attention core's dropout and mask, from a Megatro
 TEST_CASE("import nemo: attention_dropout 0 and the mask on a view, from NeMo's GPT config", "[interop][nemo]") {
   const char* file = "nemo_megatron_gpt_config.yaml";
   const std::string text = hetsim::testing::ImportTestText(hetsim::testing::CorpusFile("launch-corpus", file).string());
-  auto import = [&](const std::string& yaml) {
-    absl::StatusOr<MegatronImport> r =
-        hetsim::interop::ImportNemo(yaml, hetsim::testing::ImportTestCluster(), {}, file);
-    INFO(r.status());
-    REQUIRE(r.ok());
-    return *std::move(r);
-  };
+  auto import = [&](const std::string& yaml) { return ImportNemoText(yaml, file); };
   const MegatronImport as_published = import(text);
   CHECK(as_published.model.transformer().attention() == v1::ATTENTION_UNFUSED);
   CHECK_FALSE(as_published.model.transformer().no_attention_dropout());  // 0.1
@@ -140,4 +142,28 @@ TEST_CASE("import nemo: attention_dropout 0 and the mask on a view, from NeMo's 
   CHECK(fp32.model.dtype() == v1::FP32);
   CHECK(fp32.plan.unfused_kernels().masked_softmax());
   CHECK(fp32.plan.unfused_kernels().masked_fill_on_view());
+}
+
+// NeMo's GPT config of December 2022 (no mcore_gpt: NeMo's legacy GPTModel, priced with Megatron-LM 2022's
+// profile) run in FP32: the legacy model scales the scores by the layer number (apply_query_key_layer_scaling,
+// its default true) into a new tensor, so its mask does not run on the scores' view; false is Megatron-LM's
+// --no-query-key-layer-scaling, and the mask runs on the view (it was not read before session 40).
+TEST_CASE("import nemo: the legacy GPTModel's apply_query_key_layer_scaling false, in FP32", "[interop][nemo]") {
+  const char* file = "nemo-2022_megatron_gpt_config.yaml";
+  const std::string text = hetsim::testing::ImportTestText(hetsim::testing::CorpusFile("launch-corpus", file).string());
+  auto import = [&](const std::string& yaml) { return ImportNemoText(yaml, file); };
+  const std::string fp32 = Edited(text, "precision: 16", "precision: 32");
+  const MegatronImport scaled = import(fp32);
+  CHECK(scaled.plan.framework() == v1::MEGATRON_LM_2022);
+  CHECK(scaled.model.dtype() == v1::FP32);
+  CHECK(scaled.plan.unfused_kernels().masked_softmax());  // FP32 scores: no fused softmax kernel takes them
+  CHECK_FALSE(scaled.plan.unfused_kernels().masked_fill_on_view());
+  const MegatronImport unscaled =
+      import(Edited(fp32, "apply_query_key_layer_scaling: True", "apply_query_key_layer_scaling: False"));
+  CHECK(unscaled.plan.unfused_kernels().masked_fill_on_view());
+  // In FP16 (as published) the fused kernel runs, and the key changes nothing priced.
+  const MegatronImport fp16 =
+      import(Edited(text, "apply_query_key_layer_scaling: True", "apply_query_key_layer_scaling: False"));
+  CHECK_FALSE(fp16.plan.unfused_kernels().masked_softmax());
+  CHECK_FALSE(fp16.plan.unfused_kernels().masked_fill_on_view());
 }

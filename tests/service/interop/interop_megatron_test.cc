@@ -1199,10 +1199,11 @@ namespace {
 // --swiglu lines; the masked softmax runs only in unfused attention), and back out through export.
 TEST_CASE("import: --no-...-fusion flags are Plan.unfused_kernels, kernel by kernel", "[interop]") {
   const v1::Cluster cluster = ExampleCluster("a100-512");
-  const std::string base =
+  const std::string fp32_base =
       "pretrain_gpt.py --num-layers 4 --hidden-size 1024 --num-attention-heads 16 --seq-length 1024 "
       "--max-position-embeddings 1024 --micro-batch-size 2 --global-batch-size 16 --tensor-model-parallel-size 2 "
       "--vocab-size 50257 --transformer-impl local";
+  const std::string base = fp32_base + " --bf16";  // 16-bit scores: Megatron's fused softmax kernels run
   MegatronImport m =
       ImportRoundTrip("torchrun --nproc_per_node 8 --nnodes 1 " + base + " --no-bias-gelu-fusion", cluster);
   CHECK(m.plan.unfused_kernels().bias_activation());
@@ -1224,8 +1225,14 @@ TEST_CASE("import: --no-...-fusion flags are Plan.unfused_kernels, kernel by ker
                 "--no-bias-swiglu-fusion)"));
   m = ImportRoundTrip("torchrun --nproc_per_node 8 --nnodes 1 " + base + " --swiglu --no-bias-swiglu-fusion", cluster);
   CHECK(m.plan.unfused_kernels().bias_activation());
+  // An FP32 line (no --fp16 or --bf16) runs the unfused mask and softmax with or without
+  // --no-masked-softmax-fusion: FusedScaleMaskSoftmax.is_kernel_available asks for 16-bit scores.
+  m = ImportRoundTrip("torchrun --nproc_per_node 8 --nnodes 1 " + fp32_base, cluster);
+  CHECK(m.plan.unfused_kernels().masked_softmax());
+  CHECK(HasNote(m, "FP32 scores (no --fp16 or --bf16): Megatron's fused mask-and-softmax kernels take 16-bit scores"));
+  CHECK(m.plan.unfused_kernels().masked_fill_on_view());  // unscaled in today's Megatron: on the scores' view
   // All three: Plan.unfused_elementwise, Megatron-LM v1's spelling (the AMP plans').
-  m = ImportRoundTrip("torchrun --nproc_per_node 8 --nnodes 1 " + base +
+  m = ImportRoundTrip("torchrun --nproc_per_node 8 --nnodes 1 " + fp32_base +
                           " --no-bias-gelu-fusion --no-bias-dropout-fusion --no-masked-softmax-fusion",
                       cluster);
   CHECK(m.plan.unfused_elementwise());
