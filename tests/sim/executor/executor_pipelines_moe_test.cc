@@ -72,18 +72,22 @@ v1::Plan TwoPipelinesMoe(int zero, int ep1 = 4) {
 
 v1::Cluster MoeCluster() { return testing::TwoIslandCluster(1, 8, 10, 1000); }
 
+// `plan` simulated on MoeCluster under max-min fairness.
+driver::Simulation SimulateMoe(const v1::Plan& plan) {
+  driver::SimulateOptions options;
+  options.network_mode = NetworkMode::kMaxMinFair;
+  return testing::MakeSimulation(testing::MakeInputs(MoeCluster(), plan), options);
+}
+
 TEST_CASE("Two MoE pipelines run exactly as the plan of data_parallel 2 with the same experts' layout",
           "[executor][pipelines][experts]") {
   // The plan's stage lays its experts out in 2 blocks of ETP x EP = 4 GPUs (GPUs 0-3 and 4-7), each a
   // pipeline's stage: the same all-to-alls. Expert rank e's expert-data-parallel group is {e, 4 + e}, as
   // the range's expert group over the two holders; the dense groups are each TP rank's 4 replicas.
-  const v1::Cluster cluster = MoeCluster();
   for (const int zero : {0, 1, 2}) {
     INFO("zero_stage " << zero);
-    driver::SimulateOptions options;
-    options.network_mode = NetworkMode::kMaxMinFair;
-    const driver::Simulation one = testing::MakeSimulation(testing::MakeInputs(cluster, OnePipelineMoe(zero)), options);
-    const driver::Simulation pl = testing::MakeSimulation(testing::MakeInputs(cluster, TwoPipelinesMoe(zero)), options);
+    const driver::Simulation one = SimulateMoe(OnePipelineMoe(zero));
+    const driver::Simulation pl = SimulateMoe(TwoPipelinesMoe(zero));
     REQUIRE(pl.pipelines.size() == 2);
     CHECK(pl.pipeline_sync.iteration_time == one.result.iteration_time);
     const executor::StageSetup& theirs = one.setup->stages[0];
@@ -143,14 +147,10 @@ TEST_CASE("Holders of a layer at different EP reduce each expert over the finest
   // both of pipeline 1's copies (StageLayout::ExpertShardGroup): {e, 4 + e / 2, 6 + e / 2}, each with the
   // EP-4 stage's bytes; a GPU of pipeline 1 joins 2 of the 4 groups. Under ZeRO-1/2 each GPU keeps its dense
   // states over the 4 replicas and its own experts (4 or 2 shards) over the 3 copies.
-  const v1::Cluster cluster = MoeCluster();
   for (const int zero : {0, 1, 2}) {
     INFO("zero_stage " << zero);
-    driver::SimulateOptions options;
-    options.network_mode = NetworkMode::kMaxMinFair;
-    const driver::Simulation one = testing::MakeSimulation(testing::MakeInputs(cluster, OnePipelineMoe(zero)), options);
-    const driver::Simulation pl =
-        testing::MakeSimulation(testing::MakeInputs(cluster, TwoPipelinesMoe(zero, 2)), options);
+    const driver::Simulation one = SimulateMoe(OnePipelineMoe(zero));
+    const driver::Simulation pl = SimulateMoe(TwoPipelinesMoe(zero, 2));
     REQUIRE(pl.pipelines.size() == 2);
     const auto& groups = pl.pipeline_sync.groups;
     REQUIRE(groups.size() == 1);
@@ -183,8 +183,7 @@ TEST_CASE("Holders of a layer at different EP reduce each expert over the finest
     CHECK(r.expert_tensor_parallel() == 1);
     CHECK(std::vector<std::string>(r.holder_expert_layouts().begin(), r.holder_expert_layouts().end()) ==
           std::vector<std::string>{"EP 4 x ETP 1", "EP 2 x ETP 1"});
-    CHECK(absl::StrContains(traces::FormatReportTable(pl.report),
-                            ", experts 3 GPUs x 4 groups"));
+    CHECK(absl::StrContains(traces::FormatReportTable(pl.report), ", experts 3 GPUs x 4 groups"));
     CHECK(absl::StrContains(traces::FormatReportTable(pl.report), "p0 stage 0 (EP 4 x ETP 1) + p1 stage 0 (EP 2 x ETP 1)"));
   }
 }
