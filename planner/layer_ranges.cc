@@ -446,8 +446,7 @@ workload::StageMemory RangeStates(const workload::ModelCost& model, const std::v
     if (!r.tied && !r.expert_gpus.empty()) {
       const workload::StageMemory e = workload::ZeroShardedModelStates(
           workload::ExpertParamsOfLayers(model, r.first, r.end - r.first, std::max(1, expert_block)), model.dtype(),
-          zero_stage,
-          static_cast<int>(r.expert_gpus.size()), grad_reduce_in_fp32);
+          zero_stage, static_cast<int>(r.expert_gpus.size()), grad_reduce_in_fp32);
       m.param_bytes += e.param_bytes;
       m.grad_bytes += e.grad_bytes;
       m.optimizer_bytes += e.optimizer_bytes;
@@ -474,9 +473,10 @@ Time ReplicaStep(const workload::ModelCost& model, const std::vector<RangeRing>&
   if (zero < 1) return own.optimizer_passes + overhead;
   const workload::StageMemory held = RangeStates(model, rings, p, i, tp, expert_block, zero, grad_reduce_in_fp32);
   state_delta = held.ModelStateBytes() - own.state_bytes;
-  return SecondsToTime(workload::OptimizerStepSeconds(
-                           RangeStates(model, rings, p, i, tp, expert_block, 3, grad_reduce_in_fp32), model.dtype(), gpu) -
-                       gpu.iteration_overhead_s()) +
+  return SecondsToTime(
+             workload::OptimizerStepSeconds(RangeStates(model, rings, p, i, tp, expert_block, 3, grad_reduce_in_fp32),
+                                            model.dtype(), gpu) -
+             gpu.iteration_overhead_s()) +
          overhead;
 }
 

@@ -347,8 +347,7 @@ std::string DescribeRangeExperts(const Plan& p, const hetsim::v1::Model& model) 
       }
     }
     if (std::adjacent_find(layouts.begin(), layouts.end(), std::not_equal_to<>()) != layouts.end()) {
-      absl::StrAppendFormat(&out,
-                            "  experts of layers %d-%d: held at %s; reduced per shard of the finest split, %s\n",
+      absl::StrAppendFormat(&out, "  experts of layers %d-%d: held at %s; reduced per shard of the finest split, %s\n",
                             first, end - 1, absl::StrJoin(holders, ", "), layout(finest.first, finest.second));
     }
     first = end;

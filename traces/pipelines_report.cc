@@ -103,7 +103,8 @@ void AddPipelines(const std::vector<PipelineReportInput>& pipelines, const Pipel
       r->set_expert_param_bytes_per_gpu(static_cast<uint64_t>(g.expert_param_bytes));
       r->set_expert_parallel(static_cast<uint32_t>(g.expert_parallel));
       r->set_expert_tensor_parallel(static_cast<uint32_t>(g.expert_tensor_parallel));
-      for (const auto& h : g.holders) r->add_holder_expert_layouts(HolderExpertLayout(*pipelines[h.pipeline].setup, h.stage));
+      for (const auto& h : g.holders)
+        r->add_holder_expert_layouts(HolderExpertLayout(*pipelines[h.pipeline].setup, h.stage));
     }
     if (g.zero_stage == 0) continue;
     r->set_zero_stage(static_cast<uint32_t>(g.zero_stage));
@@ -226,8 +227,9 @@ std::string LayerRangeSyncTitle(const v1::Report& report) {
 
 std::string GradientGroupHolders(const v1::GradientGroupReport& group, std::string_view separator) {
   const auto& layouts = group.holder_expert_layouts();
-  const bool differ = layouts.size() == group.holders().size() &&
-                      std::any_of(layouts.begin(), layouts.end(), [&](const std::string& l) { return l != layouts[0]; });
+  const bool differ =
+      layouts.size() == group.holders().size() &&
+      std::any_of(layouts.begin(), layouts.end(), [&](const std::string& l) { return l != layouts[0]; });
   std::vector<std::string> out;
   for (int h = 0; h < group.holders_size(); ++h) {
     out.push_back(differ ? absl::StrFormat("%s (%s)", group.holders(h), layouts[h]) : group.holders(h));

@@ -22,7 +22,8 @@ workload::StageMemory& operator+=(workload::StageMemory& a, const workload::Stag
 // group's: its TP and its own ETP x EP) holds of its ranges' states (`held`) and steps (`shard`, each range's
 // 1/n).
 void RangeStates(const ExecutionSetup& setup, int p, int s, const StageLayout& layout,
-                 const std::vector<LayerRangeGroup>& groups, workload::StageMemory& held, workload::StageMemory& shard) {
+                 const std::vector<LayerRangeGroup>& groups, workload::StageMemory& held,
+                 workload::StageMemory& shard) {
   const int tp = layout.tensor_parallel, experts = layout.expert_data_groups();
   const spec::PlanSpec& plan = setup.spec.plan;
   for (const LayerRangeGroup& g : groups) {

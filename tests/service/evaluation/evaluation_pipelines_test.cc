@@ -269,7 +269,8 @@ TEST_CASE("validate: holders of a range that lay their experts out differently a
     REQUIRE(inputs.ok());
     const OwnValidation v = CheckEveryPipelineWithin(*inputs, 2, bound);
     REQUIRE(v.prediction.stages.size() == v.simulated.peak.size());
-    for (size_t k = 0; k < v.prediction.stages.size(); ++k) CHECK(v.prediction.stages[k].peak_bytes == v.simulated.peak[k]);
+    for (size_t k = 0; k < v.prediction.stages.size(); ++k)
+      CHECK(v.prediction.stages[k].peak_bytes == v.simulated.peak[k]);
   };
   judge(HETSIM_SOURCE_DIR "/tests/planner_data/plan-pipelines-moe-own-ep.pbtxt",
         HETSIM_SOURCE_DIR "/examples/cluster-hapt-case.pbtxt", 0.005);

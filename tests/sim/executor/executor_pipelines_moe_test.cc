@@ -158,8 +158,8 @@ TEST_CASE("Holders of a layer at different EP reduce each expert over the finest
     CHECK(g.expert_shards == 4);
     CHECK(g.expert_parallel == 4);
     CHECK(g.expert_tensor_parallel == 1);
-    CHECK(g.expert_groups == std::vector<std::vector<GpuId>>{GpuIds({0, 4, 6}), GpuIds({1, 4, 6}), GpuIds({2, 5, 7}),
-                                                              GpuIds({3, 5, 7})});
+    CHECK(g.expert_groups ==
+          std::vector<std::vector<GpuId>>{GpuIds({0, 4, 6}), GpuIds({1, 4, 6}), GpuIds({2, 5, 7}), GpuIds({3, 5, 7})});
     CHECK(g.expert_bytes == one.setup->stages[0].cost.expert_grad_sync_bytes);
     if (zero > 0) CHECK(g.expert_param_bytes == one.setup->stages[0].cost.expert_param_sync_bytes);
     const workload::ModelCost& model = *pl.pipelines[0].setup->model;
@@ -168,8 +168,8 @@ TEST_CASE("Holders of a layer at different EP reduce each expert over the finest
       const int block = p == 0 ? 4 : 2;
       CHECK(pl.pipelines[p].setup->stages[0].layout.expert_data_groups() == block);
       if (zero == 0) continue;
-      workload::StageMemory want =
-          workload::ZeroShardedModelStates(workload::DenseParamsOfLayers(model, 0, 4, 2), model.dtype(), zero, 4, false);
+      workload::StageMemory want = workload::ZeroShardedModelStates(workload::DenseParamsOfLayers(model, 0, 4, 2),
+                                                                    model.dtype(), zero, 4, false);
       const workload::StageMemory experts = workload::ZeroShardedModelStates(
           workload::ExpertParamsOfLayers(model, 0, 4, block), model.dtype(), zero, 3, false);
       want.param_bytes += experts.param_bytes;
@@ -184,7 +184,8 @@ TEST_CASE("Holders of a layer at different EP reduce each expert over the finest
     CHECK(std::vector<std::string>(r.holder_expert_layouts().begin(), r.holder_expert_layouts().end()) ==
           std::vector<std::string>{"EP 4 x ETP 1", "EP 2 x ETP 1"});
     CHECK(absl::StrContains(traces::FormatReportTable(pl.report), ", experts 3 GPUs x 4 groups"));
-    CHECK(absl::StrContains(traces::FormatReportTable(pl.report), "p0 stage 0 (EP 4 x ETP 1) + p1 stage 0 (EP 2 x ETP 1)"));
+    CHECK(absl::StrContains(traces::FormatReportTable(pl.report),
+                            "p0 stage 0 (EP 4 x ETP 1) + p1 stage 0 (EP 2 x ETP 1)"));
   }
 }
 
@@ -201,9 +202,10 @@ TEST_CASE("Stages holding a layer in different pipelines lay their experts out i
   plan.mutable_pipelines(1)->mutable_stages(0)->set_expert_tensor_parallel(2);
   const absl::Status bad = proto::ValidatePlan(plan, cluster, plan.model(), "plan.pbtxt");
   INFO(bad.message());
-  CHECK(absl::StrContains(bad.message(),
-                          "plan.pbtxt: pipelines[1].stages[0].expert_tensor_parallel: EP 2 x ETP 2 does not divide EP 4 "
-                          "x ETP 1, the finest expert split of layer 0 (pipelines[0])"));
+  CHECK(
+      absl::StrContains(bad.message(),
+                        "plan.pbtxt: pipelines[1].stages[0].expert_tensor_parallel: EP 2 x ETP 2 does not divide EP 4 "
+                        "x ETP 1, the finest expert split of layer 0 (pipelines[0])"));
 }
 
 }  // namespace
