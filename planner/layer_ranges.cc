@@ -70,9 +70,12 @@ struct RangeRing {
   std::map<std::pair<int, int>, double> replica_crossings;
   // MoE: its experts' first expert-data-parallel group (executor::ExpertGroupsOf: expert rank 0 of
   // every block of ETP x EP GPUs of each holder) and their gradient and ZeRO parameter bytes per GPU.
+  // Holders may lay the experts out differently: the groups are the finest split's (the largest ETP x EP),
+  // and a GPU of a coarser holder carries finest / its own of them (expert_load, per holder: its busiest GPU's).
   std::vector<GpuId> expert_gpus;
+  std::vector<double> expert_load;
   int64_t expert_bytes = 0, expert_param_bytes = 0;
-  int expert_shards = 1, finest = 1;  // its expert-data-parallel groups (ETP x EP); its holders' finest TP
+  int expert_shards = 1, finest = 1;  // its expert groups (the finest ETP x EP); its holders' finest TP
   std::vector<int> shard_load;  // per holder (a mixed one: per replica group): the shard groups each of its GPUs joins
                                 // (finest TP / its TP)
 
@@ -147,33 +150,51 @@ void PriceRing(const ClusterModel& cluster, std::vector<SearchedGroup>& groups, 
   }
 }
 
-// MoE: `out`'s experts' first expert-data-parallel group and bytes (RangeRing::expert_gpus), as
-// executor::AddExperts (a mixed holder's copies group after group); none when a holder is not placed.
+// MoE: where stage `s` of `pipe` (placed at stage `i`) holds copies of the experts, each with its own ETP x EP
+// (`block`): its mesh, or each of a mixed stage's groups' (its plan's, every group laying the experts out over
+// its own GPUs at its own layout, executor::StageLayout::ExpertShardGroup).
+std::vector<std::pair<SearchedGroup, int>> ExpertPlaces(const PricedPipeline& pipe, size_t i) {
+  const SearchedStage& s = (*pipe.stages)[i];
+  const int stage_block = s.option.config.ExpertTensorParallel() * s.option.config.expert_parallel;
+  std::vector<std::pair<SearchedGroup, int>> out;
+  for (const SearchedGroup& g : s.groups) {
+    const bool own = g.expert_parallel > 0 && g.expert_tensor_parallel > 0;
+    out.emplace_back(g, own ? g.expert_parallel * g.expert_tensor_parallel : stage_block);
+  }
+  if (!out.empty()) return out;
+  SearchedGroup& one = out.emplace_back(SearchedGroup(), stage_block).first;
+  one.island = s.island;
+  one.shape = s.shape;
+  one.first_node = pipe.first_node[i];
+  one.first_gpu = pipe.first_gpu[i];
+  return out;
+}
+
+// MoE: `out`'s experts' first group of the finest expert split among its holders (the largest ETP x EP; the
+// plan check makes every holder's divide it) and bytes (RangeRing::expert_gpus), as executor::AddExperts:
+// expert rank 0 of every copy of every holder (a mixed holder's copies group after group), a GPU of a coarser
+// holder carrying finest / its own of the split's rings (RangeRing::expert_load); none when a holder is not
+// placed.
 void ExpertGroupOf(const workload::ModelCost& model, const ClusterModel& cluster,
                    const std::vector<PricedPipeline>& pipelines, const RangeOptions& options, RangeRing& out) {
   if (workload::ExpertParamsOfLayers(model, out.first, out.end - out.first, 1) <= 0) return;
-  std::vector<GpuId> gpus;
-  int shards = 0;
+  std::vector<std::vector<std::pair<SearchedGroup, int>>> places;
+  int shards = 1;
   for (const auto& [p, i] : out.holders) {
     const PricedPipeline& pipe = pipelines[p];
-    const SearchedStage& s = (*pipe.stages)[i];
-    if (i >= pipe.first_node.size() || (s.groups.empty() && i >= pipe.first_gpu.size())) return;
-    const int block = s.option.config.ExpertTensorParallel() * s.option.config.expert_parallel;
-    if (shards != 0 && shards != block) return;
-    shards = block;
-    // Where its copies of the experts sit: its mesh, or each of a mixed stage's groups' (its plan's),
-    // every group laying the experts out over its own GPUs (executor::StageLayout::ExpertDataGroup).
-    std::vector<SearchedGroup> places = s.groups;
-    if (places.empty()) {
-      SearchedGroup& one = places.emplace_back();
-      one.island = s.island;
-      one.shape = s.shape;
-      one.first_node = pipe.first_node[i];
-      one.first_gpu = pipe.first_gpu[i];
-    }
-    for (const SearchedGroup& at : places) {
+    if (i >= pipe.first_node.size() || ((*pipe.stages)[i].groups.empty() && i >= pipe.first_gpu.size())) return;
+    places.push_back(ExpertPlaces(pipe, i));
+    for (const auto& [at, block] : places.back()) shards = std::max(shards, block);
+  }
+  std::vector<GpuId> gpus;
+  std::vector<double> load;
+  for (size_t h = 0; h < out.holders.size(); ++h) {
+    const PricedPipeline& pipe = pipelines[out.holders[h].first];
+    load.push_back(1);
+    for (const auto& [at, block] : places[h]) {
+      load.back() = std::max(load.back(), static_cast<double>(shards) / std::max(1, block));
       const int island = IslandNamed(cluster, pipe.cluster->island(at.island).name);
-      for (int k = 0; k < at.shape.gpus(); k += block) {
+      for (int k = 0; k < at.shape.gpus(); k += std::max(1, block)) {
         absl::StatusOr<GpuId> gpu = cluster.topology().GpuIdOf(island, at.first_node + k / at.shape.gpus_per_node,
                                                                at.first_gpu + k % at.shape.gpus_per_node);
         if (!gpu.ok()) return;
@@ -182,6 +203,7 @@ void ExpertGroupOf(const workload::ModelCost& model, const ClusterModel& cluster
     }
   }
   out.expert_gpus = std::move(gpus);
+  out.expert_load = std::move(load);
   out.expert_shards = shards;
   out.expert_bytes =
       workload::ExpertGradSyncBytes(model, out.first, out.end - out.first, shards, options.grad_reduce_in_fp32);
@@ -385,8 +407,15 @@ size_t AddRangeFlows(const RangeRing& ring, const RangeOptions& options, const s
   if (ring.expert_gpus.size() > 1 && ring.expert_bytes > 0) {
     RangeRing experts = ring;
     experts.shard_gpus = ring.expert_gpus;
-    experts.shard_load = {1};
+    experts.shard_load = {static_cast<int>(*std::max_element(ring.expert_load.begin(), ring.expert_load.end()))};
     experts.parts.replicas = static_cast<int>(ring.expert_gpus.size());
+    // Each holder's hop carries its GPUs' expert rings (finest / own of them), not the dense shards (finest
+    // TP / its TP) the dense ring's rate was divided by.
+    for (size_t k = 0; k < ring.holders.size() && k < experts.parts.hop_bytes_per_s.size(); ++k) {
+      const auto [p, i] = ring.holders[k];
+      const int tp = std::max(1, (*pipelines[p].stages)[i].option.config.tensor_parallel);
+      experts.parts.hop_bytes_per_s[k] *= static_cast<double>(ring.finest) / tp / ring.expert_load[k];
+    }
     experts.grad_bytes = ring.expert_bytes;
     experts.param_bytes = ring.expert_param_bytes;
     experts.expert_gpus.clear();
@@ -402,7 +431,7 @@ size_t AddRangeFlows(const RangeRing& ring, const RangeOptions& options, const s
 // optimizer step's shard), each range's over the GPUs of its ring; the tied ring's the matrix's over
 // every copy, the ranges beside it theirs without it (sim/executor/layer_range_shards.h).
 workload::StageMemory RangeStates(const workload::ModelCost& model, const std::vector<RangeRing>& rings, size_t p,
-                                  size_t i, int tp, int zero_stage, bool grad_reduce_in_fp32) {
+                                  size_t i, int tp, int expert_block, int zero_stage, bool grad_reduce_in_fp32) {
   workload::StageMemory out;
   for (const RangeRing& r : rings) {
     if (!r.Holds(p, i)) continue;
@@ -411,12 +440,13 @@ workload::StageMemory RangeStates(const workload::ModelCost& model, const std::v
                                            : workload::DenseParamsOfLayers(model, r.first, r.end - r.first, tp);
     workload::StageMemory m = workload::ZeroShardedModelStates(params, model.dtype(), zero_stage,
                                                                std::max(1, r.parts.replicas), grad_reduce_in_fp32);
-    // MoE: the experts' (ETP x EP of them on each GPU) over their expert-data-parallel group, as the
-    // simulator's RangeModelStates shards them (without them a range's states left out every expert).
+    // MoE: the experts (the GPU's own ETP x EP of them, `expert_block`: a holder coarser than the range's
+    // finest split holds more) over their copies, as the simulator's RangeModelStates shards them (without
+    // them a range's states left out every expert).
     if (!r.tied && !r.expert_gpus.empty()) {
       const workload::StageMemory e = workload::ZeroShardedModelStates(
-          workload::ExpertParamsOfLayers(model, r.first, r.end - r.first, r.expert_shards), model.dtype(), zero_stage,
-          static_cast<int>(r.expert_gpus.size()), grad_reduce_in_fp32);
+          workload::ExpertParamsOfLayers(model, r.first, r.end - r.first, std::max(1, expert_block)), model.dtype(),
+          zero_stage, static_cast<int>(r.expert_gpus.size()), grad_reduce_in_fp32);
       m.param_bytes += e.param_bytes;
       m.grad_bytes += e.grad_bytes;
       m.optimizer_bytes += e.optimizer_bytes;
@@ -428,23 +458,25 @@ workload::StageMemory RangeStates(const workload::ModelCost& model, const std::v
   return out;
 }
 
-// One GPU of a `tp`-way replica of stage `i` of pipeline `p` on island `island`, priced as `own`: its
+// One GPU of a `tp`-way replica of stage `i` of pipeline `p` on island `island` holding its experts at
+// `expert_block` = ETP x EP, priced as `own`: its
 // optimizer step (the passes, then the iteration's host work) and, in `state_delta`, how its model
 // states differ from `own`'s: under ZeRO-1/2 they shard per range over the range's ring (`own` sharded
 // them over the stage's own replicas).
 Time ReplicaStep(const workload::ModelCost& model, const std::vector<RangeRing>& rings, const PricedPipeline& pipe,
-                 size_t p, size_t i, int tp, int island, const StageOption& own, bool grad_reduce_in_fp32,
-                 int64_t& state_delta) {
+                 size_t p, size_t i, int tp, int expert_block, int island, const StageOption& own,
+                 bool grad_reduce_in_fp32, int64_t& state_delta) {
   const workload::GpuCompute& gpu = *pipe.cluster->island(island).gpu;
   const Time overhead = SecondsToTime(gpu.iteration_overhead_s());
   const int zero = own.config.zero_stage;
   state_delta = 0;
   if (zero < 1) return own.optimizer_passes + overhead;
-  const workload::StageMemory held = RangeStates(model, rings, p, i, tp, zero, grad_reduce_in_fp32);
+  const workload::StageMemory held = RangeStates(model, rings, p, i, tp, expert_block, zero, grad_reduce_in_fp32);
   state_delta = held.ModelStateBytes() - own.state_bytes;
-  return SecondsToTime(workload::OptimizerStepSeconds(RangeStates(model, rings, p, i, tp, 3, grad_reduce_in_fp32),
-                                                      model.dtype(), gpu) -
-                       gpu.iteration_overhead_s()) +
+  return SecondsToTime(
+             workload::OptimizerStepSeconds(RangeStates(model, rings, p, i, tp, expert_block, 3, grad_reduce_in_fp32),
+                                            model.dtype(), gpu) -
+             gpu.iteration_overhead_s()) +
          overhead;
 }
 
@@ -458,13 +490,18 @@ Time RangeStep(const workload::ModelCost& model, const std::vector<RangeRing>& r
   const SearchedStage& s = (*pipe.stages)[i];
   group_deltas.clear();
   state_delta = 0;
+  const int stage_block = s.option.config.ExpertTensorParallel() * s.option.config.expert_parallel;
   if (s.groups.empty()) {
-    return ReplicaStep(model, rings, pipe, p, i, s.option.config.tensor_parallel, s.island, s.option,
+    return ReplicaStep(model, rings, pipe, p, i, s.option.config.tensor_parallel, stage_block, s.island, s.option,
                        grad_reduce_in_fp32, state_delta);
   }
   Time step = 0;
   for (const SearchedGroup& g : s.groups) {
-    step = std::max(step, ReplicaStep(model, rings, pipe, p, i, g.tensor_parallel, g.island, g.option,
+    // MoE: the group's own ETP x EP (PriceMixedStage wrote it), else the stage's.
+    const int block = g.expert_parallel > 0 && g.expert_tensor_parallel > 0
+                          ? g.expert_parallel * g.expert_tensor_parallel
+                          : stage_block;
+    step = std::max(step, ReplicaStep(model, rings, pipe, p, i, g.tensor_parallel, block, g.island, g.option,
                                       grad_reduce_in_fp32, group_deltas.emplace_back()));
   }
   return step;

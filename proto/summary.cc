@@ -4,6 +4,7 @@
 #include <cmath>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -315,6 +316,45 @@ std::string DescribeRangeZero(const Plan& p) {
       zero, zero == 2 ? " and gradients" : "");
 }
 
+// MoE in a plan of pipelines: a line per layer range whose holders lay the experts out differently (each
+// holder's EP x ETP, a mixed holder's groups' joined by " / "): its experts reduce per shard of the finest
+// split (sim/executor/layer_range_sync.h); empty when every holder's layout is the same.
+std::string DescribeRangeExperts(const Plan& p, const hetsim::v1::Model& model) {
+  if (p.pipelines().empty() || !model.has_transformer() || model.transformer().num_experts() <= 1) return "";
+  std::vector<uint32_t> cuts;
+  for (const hetsim::v1::Pipeline& pl : p.pipelines()) {
+    for (const Stage& st : pl.stages()) cuts.push_back(st.first_layer() + st.num_layers());
+  }
+  std::sort(cuts.begin(), cuts.end());
+  cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+  const auto layout = [](uint32_t ep, uint32_t etp) { return absl::StrFormat("EP %d x ETP %d", ep, etp); };
+  std::string out;
+  uint32_t first = 0;
+  for (const uint32_t end : cuts) {
+    std::vector<std::string> holders, layouts;
+    std::pair<uint32_t, uint32_t> finest = {1, 1};
+    for (const hetsim::v1::Pipeline& pl : p.pipelines()) {
+      for (const Stage& st : pl.stages()) {
+        if (first < st.first_layer() || first >= st.first_layer() + st.num_layers()) continue;
+        std::vector<std::string> own;
+        if (st.replica_groups().empty()) own.push_back(layout(FinestExperts(st).first, FinestExperts(st).second));
+        for (const hetsim::v1::ReplicaGroup& g : st.replica_groups())
+          own.push_back(layout(GroupExpertParallel(st, g), GroupExpertTensorParallel(st, g)));
+        layouts.push_back(absl::StrJoin(own, " / "));
+        holders.push_back(absl::StrFormat("%s (%s)", layouts.back(), pl.name()));
+        const std::pair<uint32_t, uint32_t> mine = FinestExperts(st);
+        if (uint64_t{mine.first} * mine.second > uint64_t{finest.first} * finest.second) finest = mine;
+      }
+    }
+    if (std::adjacent_find(layouts.begin(), layouts.end(), std::not_equal_to<>()) != layouts.end()) {
+      absl::StrAppendFormat(&out, "  experts of layers %d-%d: held at %s; reduced per shard of the finest split, %s\n",
+                            first, end - 1, absl::StrJoin(holders, ", "), layout(finest.first, finest.second));
+    }
+    first = end;
+  }
+  return out;
+}
+
 // The fused elementwise kernels the plan runs apart (Plan.unfused_elementwise, unfused_kernels), and
 // whether the causal mask runs in place on a view of the scores (autograd's CopySlices in the backward).
 std::string DescribeUnfused(const Plan& p) {
@@ -357,6 +397,7 @@ std::string SummarizePlan(const proto::PlanInputs& in) {
   for (const Island& is : in.cluster.islands()) islands[is.name()] = &is;
   if (p.pipelines().empty()) AppendStages(p.stages(), "  ", out);
   out += DescribeRangeZero(p);
+  out += DescribeRangeExperts(p, in.model);
   for (const Pipeline& pl : p.pipelines()) {
     const uint64_t micro = proto::PipelineMicroBatchSize(p, pl);
     absl::StrAppendFormat(

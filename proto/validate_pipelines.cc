@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
@@ -189,57 +190,54 @@ void CheckShardSplits(Problems& p, const Plan& plan, int layer_count) {
   }
 }
 
-void CheckGroupExpertSplits(Problems& p, const Plan& plan) {
-  // A mixed holder's groups at layouts of their own (ReplicaGroup.expert_parallel, _tensor_parallel): its
-  // range's price and states take one EP x ETP per holder (planner/layer_ranges.cc, the simulator's
-  // layer_range_shards), so every group of a holder keeps the stage's.
-  for (int i = 0; i < plan.pipelines_size(); ++i) {
-    for (int s = 0; s < plan.pipelines(i).stages_size(); ++s) {
-      const Stage& st = plan.pipelines(i).stages(s);
-      for (int g = 0; g < st.replica_groups_size(); ++g) {
-        const hetsim::v1::ReplicaGroup& rg = st.replica_groups(g);
-        if (FinestExperts(st) == std::make_pair(GroupExpertParallel(st, rg), GroupExpertTensorParallel(st, rg)))
-          continue;
-        p.Add(absl::StrFormat("pipelines[%d].stages[%d].replica_groups[%d].expert_parallel", i, s, g),
-              "EP %d x ETP %d of its own beside the stage's EP %d x ETP %d: in a plan of pipelines every group of a "
-              "stage lays the experts out as the stage does (a layer range's experts are priced and sharded at one "
-              "layout per holder)",
-              GroupExpertParallel(st, rg), GroupExpertTensorParallel(st, rg), FinestExperts(st).first,
-              FinestExperts(st).second);
-      }
-    }
+// Every expert layout (EP, ETP) a stage holds its experts at: its own, or each of a mixed stage's groups', with
+// the field path of the message that sets it.
+std::vector<std::pair<std::pair<uint32_t, uint32_t>, std::string>> ExpertLayoutsOf(const Stage& st,
+                                                                                   const std::string& at) {
+  std::vector<std::pair<std::pair<uint32_t, uint32_t>, std::string>> out;
+  if (st.replica_groups().empty()) out.push_back({FinestExperts(st), at});
+  for (int g = 0; g < st.replica_groups_size(); ++g) {
+    const hetsim::v1::ReplicaGroup& rg = st.replica_groups(g);
+    out.push_back({{GroupExpertParallel(st, rg), GroupExpertTensorParallel(st, rg)},
+                   absl::StrFormat("%sreplica_groups[%d].", at, g)});
   }
+  return out;
 }
 
-// MoE: a layer range's experts reduce over the GPUs that hold the same expert shard in every pipeline
-// (sim/executor/layer_range_sync.h), so every stage holding a layer lays its experts out alike: one
-// expert_parallel and one expert_tensor_parallel per layer (ETP defaults to the stage's TP; a mixed
-// stage's, its finest group's).
+// MoE: a layer range's experts reduce per shard of the finest expert split among its holders (the largest
+// ETP x EP of every holder and every mixed holder's groups; sim/executor/layer_range_sync.h, as a mixed
+// stage's groups do, StageLayout::ExpertShardGroup), so every holder's EP and ETP divide the finest's: a GPU
+// then holds whole finest shards (ETP defaults to the stage's TP; a mixed stage's, its largest).
 void CheckExpertSplits(Problems& p, const Plan& plan, const hetsim::v1::Model& model, int layer_count) {
   if (!model.has_transformer() || model.transformer().num_experts() <= 1) return;
-  CheckGroupExpertSplits(p, plan);
   absl::flat_hash_set<std::string> reported;
   for (int layer = 0; layer < layer_count; ++layer) {
-    const Stage* first = nullptr;
-    int first_pipeline = 0;
+    std::pair<uint32_t, uint32_t> finest = {1, 1};
+    int finest_pipeline = 0;
     for (int i = 0; i < plan.pipelines_size(); ++i) {
       const int s = Holding(plan.pipelines(i), layer);
       if (s < 0) continue;
-      const Stage& st = plan.pipelines(i).stages(s);
-      if (first == nullptr) {
-        first = &st;
-        first_pipeline = i;
-        continue;
+      const std::pair<uint32_t, uint32_t> mine = FinestExperts(plan.pipelines(i).stages(s));
+      if (uint64_t{mine.first} * mine.second <= uint64_t{finest.first} * finest.second) continue;
+      finest = mine;
+      finest_pipeline = i;
+    }
+    for (int i = 0; i < plan.pipelines_size(); ++i) {
+      const int s = Holding(plan.pipelines(i), layer);
+      if (s < 0) continue;
+      const std::string at = absl::StrFormat("pipelines[%d].stages[%d].", i, s);
+      for (const auto& [layout, message] : ExpertLayoutsOf(plan.pipelines(i).stages(s), at)) {
+        if (finest.first % layout.first == 0 && finest.second % layout.second == 0) continue;
+        const std::string field =
+            message + (finest.first % layout.first != 0 ? "expert_parallel" : "expert_tensor_parallel");
+        if (!reported.insert(field).second) continue;
+        p.Add(field,
+              "EP %d x ETP %d does not divide EP %d x ETP %d, the finest expert split of layer %d (pipelines[%d]): the "
+              "experts' gradients reduce per shard of the finest split over every pipeline holding the layer, so "
+              "each holder's expert_parallel and expert_tensor_parallel divide the finest's "
+              "(expert_tensor_parallel defaults to the stage's tensor_parallel)",
+              layout.first, layout.second, finest.first, finest.second, layer, finest_pipeline);
       }
-      if (FinestExperts(st) == FinestExperts(*first)) continue;
-      const std::string at = absl::StrFormat("pipelines[%d].stages[%d].expert_parallel", i, s);
-      if (!reported.insert(at).second) continue;
-      p.Add(at,
-            "EP %d x ETP %d, but pipelines[%d] holds layer %d at EP %d x ETP %d: the experts' gradients reduce over "
-            "the GPUs holding the same expert shard in every pipeline, so every stage holding a layer lays its experts "
-            "out alike (expert_tensor_parallel defaults to the stage's tensor_parallel)",
-            FinestExperts(st).first, FinestExperts(st).second, first_pipeline, layer, FinestExperts(*first).first,
-            FinestExperts(*first).second);
     }
   }
 }

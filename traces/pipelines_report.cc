@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -55,6 +56,18 @@ void AddLinkClasses(const std::vector<PipelineReportInput>& pipelines, v1::Repor
   for (const auto& [name, l] : classes) *out.add_links() = l;
 }
 
+// MoE: stage `s` of `setup`'s expert layout, "EP e x ETP t"; a mixed stage's groups' each, joined by " / ".
+std::string HolderExpertLayout(const executor::ExecutionSetup& setup, int s) {
+  const executor::StageLayout& l = setup.stages[s].layout;
+  const auto one = [](const executor::StageLayout& g) {
+    return absl::StrFormat("EP %d x ETP %d", g.expert_parallel, g.ExpertTensorParallel());
+  };
+  if (!l.mixed()) return one(l);
+  std::vector<std::string> groups;
+  for (const executor::StageLayout& g : l.replica_groups) groups.push_back(one(g));
+  return absl::StrJoin(groups, " / ");
+}
+
 void AddPipelines(const std::vector<PipelineReportInput>& pipelines, const PipelinesSyncResult& sync, v1::Report& out) {
   for (size_t p = 0; p < pipelines.size(); ++p) {
     const PipelineReportInput& in = pipelines[p];
@@ -88,6 +101,10 @@ void AddPipelines(const std::vector<PipelineReportInput>& pipelines, const Pipel
       r->set_expert_num_gpus(static_cast<uint32_t>(g.expert_groups.front().size()));
       r->set_expert_bytes_per_gpu(static_cast<uint64_t>(g.expert_bytes));
       r->set_expert_param_bytes_per_gpu(static_cast<uint64_t>(g.expert_param_bytes));
+      r->set_expert_parallel(static_cast<uint32_t>(g.expert_parallel));
+      r->set_expert_tensor_parallel(static_cast<uint32_t>(g.expert_tensor_parallel));
+      for (const auto& h : g.holders)
+        r->add_holder_expert_layouts(HolderExpertLayout(*pipelines[h.pipeline].setup, h.stage));
     }
     if (g.zero_stage == 0) continue;
     r->set_zero_stage(static_cast<uint32_t>(g.zero_stage));
@@ -206,6 +223,18 @@ std::string LayerRangeSyncTitle(const v1::Report& report) {
   return zero_stage > 0
              ? absl::StrFormat("gradient reduce-scatter and parameter all-gather per layer range (ZeRO-%d)", zero_stage)
              : std::string("gradient all-reduce per layer range");
+}
+
+std::string GradientGroupHolders(const v1::GradientGroupReport& group, std::string_view separator) {
+  const auto& layouts = group.holder_expert_layouts();
+  const bool differ =
+      layouts.size() == group.holders().size() &&
+      std::any_of(layouts.begin(), layouts.end(), [&](const std::string& l) { return l != layouts[0]; });
+  std::vector<std::string> out;
+  for (int h = 0; h < group.holders_size(); ++h) {
+    out.push_back(differ ? absl::StrFormat("%s (%s)", group.holders(h), layouts[h]) : group.holders(h));
+  }
+  return absl::StrJoin(out, std::string(separator));
 }
 
 }  // namespace hetsim::traces

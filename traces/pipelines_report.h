@@ -6,6 +6,7 @@
 #define HETSIM_TRACES_PIPELINES_REPORT_H_
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "proto/hetsim.pb.h"
@@ -34,6 +35,10 @@ int LayerRangeZeroStage(const v1::Report& report);
 // What the ranges' sync is, for a heading: "gradient all-reduce per layer range", or under ZeRO
 // "gradient reduce-scatter and parameter all-gather per layer range (ZeRO-2)".
 std::string LayerRangeSyncTitle(const v1::Report& report);
+
+// A range's holders ("<pipeline> stage <s>") joined by `separator`; MoE holders laying the experts out
+// differently each with its layout (GradientGroupReport.holder_expert_layouts): "a100 stage 0 (EP 4 x ETP 1)".
+std::string GradientGroupHolders(const v1::GradientGroupReport& group, std::string_view separator);
 
 }  // namespace hetsim::traces
 

@@ -105,7 +105,7 @@ void AppendPipelines(const v1::Report& r, std::string& out) {
       absl::StrAppendFormat(&out, ", experts %s x %s %.2f MB per GPU", Counted(g.expert_num_gpus(), "GPU"),
                             Counted(g.expert_groups(), "group"), static_cast<double>(g.expert_bytes_per_gpu()) / 1e6);
     }
-    absl::StrAppendFormat(&out, "  %s\n", absl::StrJoin(g.holders(), " + "));
+    absl::StrAppendFormat(&out, "  %s\n", GradientGroupHolders(g, " + "));
   }
 }
 

@@ -18,16 +18,19 @@ workload::StageMemory& operator+=(workload::StageMemory& a, const workload::Stag
   return a;
 }
 
-// What one GPU of a `tp`-way replica of stage `s` of `setup` (pipeline p) holds of its ranges' states
-// (`held`) and steps (`shard`, each range's 1/n).
-void RangeStates(const ExecutionSetup& setup, int p, int s, int tp, const std::vector<LayerRangeGroup>& groups,
-                 workload::StageMemory& held, workload::StageMemory& shard) {
+// What one GPU of stage `s` of `setup` (pipeline p) laid out as `layout` (the stage's, or a mixed stage's
+// group's: its TP and its own ETP x EP) holds of its ranges' states (`held`) and steps (`shard`, each range's
+// 1/n).
+void RangeStates(const ExecutionSetup& setup, int p, int s, const StageLayout& layout,
+                 const std::vector<LayerRangeGroup>& groups, workload::StageMemory& held,
+                 workload::StageMemory& shard) {
+  const int tp = layout.tensor_parallel, experts = layout.expert_data_groups();
   const spec::PlanSpec& plan = setup.spec.plan;
   for (const LayerRangeGroup& g : groups) {
     for (const LayerRangeHolder& h : g.holders) {
       if (h.pipeline != p || h.stage != s) continue;
-      held += RangeModelStates(*setup.model, g, tp, plan.stages[s].zero_stage, plan.grad_reduce_in_fp32);
-      shard += RangeModelStates(*setup.model, g, tp, 3, plan.grad_reduce_in_fp32);  // the step's share
+      held += RangeModelStates(*setup.model, g, tp, experts, plan.stages[s].zero_stage, plan.grad_reduce_in_fp32);
+      shard += RangeModelStates(*setup.model, g, tp, experts, 3, plan.grad_reduce_in_fp32);  // the step's share
     }
   }
 }
@@ -56,7 +59,7 @@ absl::Status ShardStage(ExecutionSetup& setup, int p, int s, const std::vector<L
   StageSetup& stage = setup.stages[s];
   if (!stage.layout.mixed()) {
     workload::StageMemory held, shard;
-    RangeStates(setup, p, s, stage.layout.tensor_parallel, groups, held, shard);
+    RangeStates(setup, p, s, stage.layout, groups, held, shard);
     HETSIM_ASSIGN_OR_RETURN(stage.optimizer_time, SetStates(setup, s, stage.layout.island, held, shard, stage.cost));
     return absl::OkStatus();
   }
@@ -66,7 +69,7 @@ absl::Status ShardStage(ExecutionSetup& setup, int p, int s, const std::vector<L
     const StageLayout& layout = stage.layout.replica_groups[g];
     ReplicaGroupSetup& group = stage.replica_groups[g];
     workload::StageMemory held, shard;
-    RangeStates(setup, p, s, layout.tensor_parallel, groups, held, shard);
+    RangeStates(setup, p, s, layout, groups, held, shard);
     HETSIM_ASSIGN_OR_RETURN(group.optimizer_time, SetStates(setup, s, layout.island, held, shard, group.cost));
     stage.optimizer_time = std::max(stage.optimizer_time, group.optimizer_time);
     passes.emplace_back().cost = group.cost;
@@ -82,7 +85,7 @@ absl::Status ShardStage(ExecutionSetup& setup, int p, int s, const std::vector<L
 }  // namespace
 
 workload::StageMemory RangeModelStates(const workload::ModelCost& model, const LayerRangeGroup& group, int tp,
-                                       int zero_stage, bool fp32_gradients) {
+                                       int expert_block, int zero_stage, bool fp32_gradients) {
   const double params = group.tied ? workload::TiedParamsPerGpu(model, tp)
                         : group.without_tied
                             ? workload::DenseParamsWithoutTied(model, group.first_layer, group.num_layers, tp)
@@ -90,10 +93,10 @@ workload::StageMemory RangeModelStates(const workload::ModelCost& model, const L
   const int n = group.groups.empty() ? 1 : static_cast<int>(group.groups.front().size());
   workload::StageMemory out = workload::ZeroShardedModelStates(params, model.dtype(), zero_stage, n, fp32_gradients);
   if (group.expert_groups.empty()) return out;
-  // The experts' (ETP x EP of them on each GPU) over their expert-data-parallel group, as one stage
-  // shards them (ComputeStageCost).
-  const double experts =
-      workload::ExpertParamsOfLayers(model, group.first_layer, group.num_layers, group.expert_shards);
+  // The experts' (the GPU's own ETP x EP of them: a holder coarser than the range's finest split holds more)
+  // over their copies, one GPU of each per group of the finest split, as one stage shards them
+  // (ComputeStageCost) and a mixed stage's groups (StageSpec::MixedExpertDataParallel).
+  const double experts = workload::ExpertParamsOfLayers(model, group.first_layer, group.num_layers, expert_block);
   const int ne = static_cast<int>(group.expert_groups.front().size());
   return out += workload::ZeroShardedModelStates(experts, model.dtype(), zero_stage, ne, fp32_gradients);
 }

@@ -20,9 +20,10 @@ namespace hetsim::executor {
 
 // What one GPU of a `tp`-way holder keeps of `group`'s model states under ZeRO stage `zero_stage`
 // (its parameters over its tp, the rest over the group's shard-group size; an MoE range's experts over
-// ETP x EP, the rest over its expert-data-parallel group's size).
+// the GPU's own `expert_block` = ETP x EP, the rest over the copies of the experts, the size of a group of
+// the range's finest expert split).
 workload::StageMemory RangeModelStates(const workload::ModelCost& model, const LayerRangeGroup& group, int tp,
-                                       int zero_stage, bool fp32_gradients);
+                                       int expert_block, int zero_stage, bool fp32_gradients);
 
 // Every ZeRO stage (1, 2 or 3: ZeRO-3 shards the parameters too) of `setups` (pipeline p's is setups[p]) re-priced from
 // `groups` (LayerRangeGroups of the same setups): its model-state memory and optimizer step. Errors: a GPU compute

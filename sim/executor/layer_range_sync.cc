@@ -419,28 +419,39 @@ std::vector<int64_t> CutIntoBuckets(int64_t bytes, int64_t bucket) {
   return out;
 }
 
-// The experts' expert-data-parallel groups of the range `g` held by `holders`: expert rank e of every
-// holder's stage, holder after holder (each holder at g.expert_shards = ETP x EP).
+// The experts' groups of the range `g`: shard e (< g.expert_shards) of the finest expert split among its
+// holders (EP `ep` x ETP `etp`), held by every holder's GPUs that hold it (StageLayout::ExpertShardGroup:
+// expert rank e of each copy at the finest layout, a GPU of a coarser holder or group in (ETP x EP) / its
+// own of these groups), holder after holder.
 std::vector<std::vector<GpuId>> ExpertGroupsOf(const std::vector<const ExecutionSetup*>& setups,
-                                               const LayerRangeGroup& g) {
+                                               const LayerRangeGroup& g, int ep, int etp) {
   std::vector<std::vector<GpuId>> out(g.expert_shards);
   for (int e = 0; e < g.expert_shards; ++e) {
     for (const LayerRangeHolder& h : g.holders) {
       const StageLayout& l = setups[h.pipeline]->stages[h.stage].layout;
-      HETSIM_CHECK(l.expert_data_groups() == g.expert_shards, "a range's holders at different ETP x EP (plan check)");
-      for (const GpuId gpu : l.ExpertDataGroup(e)) out[e].push_back(gpu);
+      HETSIM_CHECK(ep % l.expert_parallel == 0 && etp % l.ExpertTensorParallel() == 0,
+                   "a range's holder at an expert split that does not divide the finest (plan check)");
+      for (const GpuId gpu : l.ExpertShardGroup(e, ep, etp)) out[e].push_back(gpu);
     }
   }
   return out;
 }
 
-// MoE: the experts' part of range `g` (its groups, gradient and, under ZeRO-1/2, parameter bytes).
+// MoE: the experts' part of range `g` (its groups, gradient and, under ZeRO-1/2, parameter bytes per GPU of a
+// group), at the finest expert split among its holders (the largest ETP x EP; a mixed holder's is its finest
+// group's): the holders may lay the experts out differently, each EP and ETP dividing the finest's.
 void AddExperts(const std::vector<const ExecutionSetup*>& setups, LayerRangeGroup& g) {
   const workload::ModelCost& model = *setups[0]->model;
   if (workload::ExpertParamsOfLayers(model, g.first_layer, g.num_layers, 1) <= 0) return;
-  const StageLayout& first = setups[g.holders[0].pipeline]->stages[g.holders[0].stage].layout;
-  g.expert_shards = first.expert_data_groups();
-  g.expert_groups = ExpertGroupsOf(setups, g);
+  const StageLayout* finest = nullptr;
+  for (const LayerRangeHolder& h : g.holders) {
+    const StageLayout& l = setups[h.pipeline]->stages[h.stage].layout;
+    if (finest == nullptr || l.expert_data_groups() > finest->expert_data_groups()) finest = &l;
+  }
+  g.expert_shards = finest->expert_data_groups();
+  g.expert_parallel = finest->expert_parallel;
+  g.expert_tensor_parallel = finest->ExpertTensorParallel();
+  g.expert_groups = ExpertGroupsOf(setups, g, g.expert_parallel, g.expert_tensor_parallel);
   const bool fp32 = setups[0]->spec.plan.grad_reduce_in_fp32;
   g.expert_bytes = workload::ExpertGradSyncBytes(model, g.first_layer, g.num_layers, g.expert_shards, fp32);
   if (g.zero_stage >= 1) {

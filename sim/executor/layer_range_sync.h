@@ -28,7 +28,9 @@
 // from its dense parameters, over expert-data-parallel groups (Megatron-LM's DDP allocates the experts'
 // buffers of their own over get_expert_data_parallel_group(), the GPUs holding the same expert shard;
 // megatron/core/distributed/distributed_data_parallel.py, _allocate_buffers_for_parameters):
-// expert rank e (< ETP x EP, every holder at the same ETP and EP: the plan check) of every holder; the
+// shard e (< ETP x EP) of the finest expert split among the holders, held by expert rank e of each holder at
+// that split and by the GPUs of coarser holders whose experts contain it (each holder's EP and ETP divide the
+// finest's: the plan check; StageLayout::ExpertShardGroup, as a mixed stage's groups); the
 // range's expert buckets follow its dense ones, one at a time over the range's communicators, as one
 // stage's do (setup.cc AppendBuckets).
 #ifndef HETSIM_SIM_EXECUTOR_LAYER_RANGE_SYNC_H_
@@ -71,11 +73,14 @@ struct LayerRangeGroup : spec::LayerRange {
   // Per shard: the GPUs that hold it, holder after holder, each holder's replicas in order.
   std::vector<std::vector<GpuId>> groups;
   int64_t bytes = 0;  // per GPU of a shard group: the range's dense gradients over `shards`
-  // MoE (a range holding experts): ETP x EP of its holders, and per expert rank its expert-data-parallel
-  // group (every holder's StageLayout::ExpertDataGroup of that rank, holder after holder) with the
-  // experts' gradients per GPU of one (ExpertGradSyncBytes) and, under ZeRO-1/2, their parameters. Empty
-  // groups and 0 bytes for a dense range.
+  // MoE (a range holding experts): the finest expert split among its holders (EP x ETP, the largest ETP x EP;
+  // every holder's EP and ETP divide its: the plan check), its ETP x EP shards, and per shard the GPUs that
+  // hold it (every holder's StageLayout::ExpertShardGroup of that shard, holder after holder: expert rank e
+  // of each copy of a holder at the finest layout, a GPU of a coarser holder in (ETP x EP) / its own of these
+  // groups) with the experts' gradients per GPU of one (ExpertGradSyncBytes at the finest split) and, under
+  // ZeRO-1/2, their parameters. Empty groups and 0 bytes for a dense range.
   int expert_shards = 1;
+  int expert_parallel = 1, expert_tensor_parallel = 1;
   std::vector<std::vector<GpuId>> expert_groups;
   int64_t expert_bytes = 0;
   int64_t expert_param_bytes = 0;

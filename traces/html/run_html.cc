@@ -254,8 +254,7 @@ void AddPipelineTables(const v1::Report& r, Page& page) {
   }
   if (zero_stage == 3) g.header.push_back("gathered MB per GPU a pass");
   for (const v1::GradientGroupReport& gg : r.gradient_groups()) {
-    std::string holders;
-    for (const std::string& h : gg.holders()) holders += (holders.empty() ? "" : ", ") + h;
+    const std::string holders = traces::GradientGroupHolders(gg, ", ");
     const std::string layers = gg.tied_embedding()
                                    ? std::string("tied embedding")
                                    : absl::StrFormat("%d-%d", gg.first_layer(), gg.first_layer() + gg.num_layers() - 1);

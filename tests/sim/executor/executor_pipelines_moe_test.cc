@@ -72,18 +72,22 @@ v1::Plan TwoPipelinesMoe(int zero, int ep1 = 4) {
 
 v1::Cluster MoeCluster() { return testing::TwoIslandCluster(1, 8, 10, 1000); }
 
+// `plan` simulated on MoeCluster under max-min fairness.
+driver::Simulation SimulateMoe(const v1::Plan& plan) {
+  driver::SimulateOptions options;
+  options.network_mode = NetworkMode::kMaxMinFair;
+  return testing::MakeSimulation(testing::MakeInputs(MoeCluster(), plan), options);
+}
+
 TEST_CASE("Two MoE pipelines run exactly as the plan of data_parallel 2 with the same experts' layout",
           "[executor][pipelines][experts]") {
   // The plan's stage lays its experts out in 2 blocks of ETP x EP = 4 GPUs (GPUs 0-3 and 4-7), each a
   // pipeline's stage: the same all-to-alls. Expert rank e's expert-data-parallel group is {e, 4 + e}, as
   // the range's expert group over the two holders; the dense groups are each TP rank's 4 replicas.
-  const v1::Cluster cluster = MoeCluster();
   for (const int zero : {0, 1, 2}) {
     INFO("zero_stage " << zero);
-    driver::SimulateOptions options;
-    options.network_mode = NetworkMode::kMaxMinFair;
-    const driver::Simulation one = testing::MakeSimulation(testing::MakeInputs(cluster, OnePipelineMoe(zero)), options);
-    const driver::Simulation pl = testing::MakeSimulation(testing::MakeInputs(cluster, TwoPipelinesMoe(zero)), options);
+    const driver::Simulation one = SimulateMoe(OnePipelineMoe(zero));
+    const driver::Simulation pl = SimulateMoe(TwoPipelinesMoe(zero));
     REQUIRE(pl.pipelines.size() == 2);
     CHECK(pl.pipeline_sync.iteration_time == one.result.iteration_time);
     const executor::StageSetup& theirs = one.setup->stages[0];
@@ -136,18 +140,72 @@ TEST_CASE("A range's experts in buckets after its dense ones, experts without co
   CHECK(executor::ExpertBuckets(g).empty());
 }
 
-TEST_CASE("Stages holding a layer in different pipelines lay their experts out alike (plan check)",
+TEST_CASE("Holders of a layer at different EP reduce each expert over the finest split's shards",
+          "[executor][pipelines][experts]") {
+  // Pipeline 0 at EP 4 (GPUs 0-3, one copy of the experts), pipeline 1 at EP 2 (GPUs 4-7, two copies of 2 GPUs):
+  // the finest split is EP 4 x ETP 1, and shard e is held by GPU e of pipeline 0 and by EP rank e x 2 / 4 of
+  // both of pipeline 1's copies (StageLayout::ExpertShardGroup): {e, 4 + e / 2, 6 + e / 2}, each with the
+  // EP-4 stage's bytes; a GPU of pipeline 1 joins 2 of the 4 groups. Under ZeRO-1/2 each GPU keeps its dense
+  // states over the 4 replicas and its own experts (4 or 2 shards) over the 3 copies.
+  for (const int zero : {0, 1, 2}) {
+    INFO("zero_stage " << zero);
+    const driver::Simulation one = SimulateMoe(OnePipelineMoe(zero));
+    const driver::Simulation pl = SimulateMoe(TwoPipelinesMoe(zero, 2));
+    REQUIRE(pl.pipelines.size() == 2);
+    const auto& groups = pl.pipeline_sync.groups;
+    REQUIRE(groups.size() == 1);
+    const executor::LayerRangeGroup& g = groups[0];
+    CHECK(g.expert_shards == 4);
+    CHECK(g.expert_parallel == 4);
+    CHECK(g.expert_tensor_parallel == 1);
+    CHECK(g.expert_groups ==
+          std::vector<std::vector<GpuId>>{GpuIds({0, 4, 6}), GpuIds({1, 4, 6}), GpuIds({2, 5, 7}), GpuIds({3, 5, 7})});
+    CHECK(g.expert_bytes == one.setup->stages[0].cost.expert_grad_sync_bytes);
+    if (zero > 0) CHECK(g.expert_param_bytes == one.setup->stages[0].cost.expert_param_sync_bytes);
+    const workload::ModelCost& model = *pl.pipelines[0].setup->model;
+    for (int p = 0; p < 2; ++p) {
+      INFO("pipeline " << p);
+      const int block = p == 0 ? 4 : 2;
+      CHECK(pl.pipelines[p].setup->stages[0].layout.expert_data_groups() == block);
+      if (zero == 0) continue;
+      workload::StageMemory want = workload::ZeroShardedModelStates(workload::DenseParamsOfLayers(model, 0, 4, 2),
+                                                                    model.dtype(), zero, 4, false);
+      const workload::StageMemory experts = workload::ZeroShardedModelStates(
+          workload::ExpertParamsOfLayers(model, 0, 4, block), model.dtype(), zero, 3, false);
+      want.param_bytes += experts.param_bytes;
+      want.grad_bytes += experts.grad_bytes;
+      want.optimizer_bytes += experts.optimizer_bytes;
+      CHECK(pl.pipelines[p].setup->stages[0].cost.memory.ModelStateBytes() == want.ModelStateBytes());
+    }
+    REQUIRE(pl.report.gradient_groups_size() == 1);
+    const v1::GradientGroupReport& r = pl.report.gradient_groups(0);
+    CHECK(r.expert_parallel() == 4);
+    CHECK(r.expert_tensor_parallel() == 1);
+    CHECK(std::vector<std::string>(r.holder_expert_layouts().begin(), r.holder_expert_layouts().end()) ==
+          std::vector<std::string>{"EP 4 x ETP 1", "EP 2 x ETP 1"});
+    CHECK(absl::StrContains(traces::FormatReportTable(pl.report), ", experts 3 GPUs x 4 groups"));
+    CHECK(absl::StrContains(traces::FormatReportTable(pl.report),
+                            "p0 stage 0 (EP 4 x ETP 1) + p1 stage 0 (EP 2 x ETP 1)"));
+  }
+}
+
+TEST_CASE("Stages holding a layer in different pipelines lay their experts out in splits that nest (plan check)",
           "[pipelines][experts][validate]") {
   v1::Cluster cluster = MoeCluster();
   REQUIRE(proto::ApplyGpuPresets(&cluster, "cluster.pbtxt").ok());  // as loading the file does
   v1::Plan plan = TwoPipelinesMoe(0, 2);
-  const absl::Status bad = proto::ValidatePlan(plan, cluster, plan.model(), "plan.pbtxt");
-  INFO(bad.message());
-  CHECK(absl::StrContains(bad.message(),
-                          "plan.pbtxt: pipelines[1].stages[0].expert_parallel: EP 2 x ETP 1, but pipelines[0] holds "
-                          "layer 0 at EP 4 x ETP 1"));
+  CHECK(proto::ValidatePlan(plan, cluster, plan.model(), "plan.pbtxt").ok());
   plan = TwoPipelinesMoe(0, 4);
   CHECK(proto::ValidatePlan(plan, cluster, plan.model(), "plan.pbtxt").ok());
+  // EP 2 x ETP 2 beside EP 4 x ETP 1: neither divides the other (the first of the largest is the finest).
+  plan = TwoPipelinesMoe(0, 2);
+  plan.mutable_pipelines(1)->mutable_stages(0)->set_expert_tensor_parallel(2);
+  const absl::Status bad = proto::ValidatePlan(plan, cluster, plan.model(), "plan.pbtxt");
+  INFO(bad.message());
+  CHECK(
+      absl::StrContains(bad.message(),
+                        "plan.pbtxt: pipelines[1].stages[0].expert_tensor_parallel: EP 2 x ETP 2 does not divide EP 4 "
+                        "x ETP 1, the finest expert split of layer 0 (pipelines[0])"));
 }
 
 }  // namespace
