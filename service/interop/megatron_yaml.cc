@@ -110,8 +110,7 @@ absl::StatusOr<std::optional<YAML::Node>> ScalarAt(const YAML::Node& node, absl:
 }
 
 // A switch: nullopt when absent or null, else its truth; an error naming `key` for anything but true or false.
-absl::StatusOr<std::optional<bool>> SwitchAt(const YAML::Node& node, absl::string_view key,
-                                             absl::string_view source) {
+absl::StatusOr<std::optional<bool>> SwitchAt(const YAML::Node& node, absl::string_view key, absl::string_view source) {
   HETSIM_ASSIGN_OR_RETURN(const std::optional<YAML::Node> scalar, ScalarAt(node, key, source));
   if (!scalar) return std::nullopt;
   bool on = false;
@@ -226,7 +225,7 @@ absl::Status AppendDerived(const YAML::Node& root, absl::string_view source, std
   }
   HETSIM_RETURN_IF_ERROR(AppendVirtualStages(root, source, line));
   HETSIM_ASSIGN_OR_RETURN(const std::optional<bool> overlap, SwitchAt(root["model_parallel"]["overlap_p2p_comm"],
-                                                                       "model_parallel.overlap_p2p_comm", source));
+                                                                      "model_parallel.overlap_p2p_comm", source));
   if (overlap) absl::StrAppend(&line, *overlap ? " --overlap-p2p-communication" : " --no-overlap-p2p-communication");
   return absl::OkStatus();
 }

@@ -775,7 +775,7 @@ class Run : private engine::EventHandler, private network::FlowObserver {
   std::vector<uint32_t> node_generation_;  // per DAG node: how often its contended finish was planned
   int stages_left_ = 0;
   Time sample_period_ = 0;  // link samples' period: options_.link_sample_period, doubled by ThinSamples
-  int tied_ready_ = 0;  // stages (first, last) whose last backward ended, for the tied all-reduce
+  int tied_ready_ = 0;      // stages (first, last) whose last backward ended, for the tied all-reduce
   std::deque<collectives::TransferGraph> graph_store_;
   // (stage, op, bytes, experts, group index) -> the group's transfer graph (SyncGroupsOf).
   std::map<std::tuple<int, int, int64_t, bool, int>, const collectives::TransferGraph*> graphs_;
