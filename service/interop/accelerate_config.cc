@@ -85,8 +85,7 @@ absl::StatusOr<std::optional<AccelerateFile>> ReadConfig(MegatronFlags& out, abs
     file.root = YAML::Load(read->text);
     HETSIM_RETURN_IF_ERROR(CheckYamlKeysOnce(file.root, file.where));
   } catch (const YAML::Exception& e) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("%s: not YAML: %s", YamlPlace(file.where, e.mark.line, e.mark.column), e.msg));
+    return NotYaml(file.where, e);
   }
   if (!file.root.IsMap() || !file.root["distributed_type"]) {
     return absl::InvalidArgumentError(absl::StrFormat(

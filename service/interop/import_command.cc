@@ -98,7 +98,9 @@ absl::StatusOr<ImportResponse> ImportPlan(const ImportRequest& r) {
   } else {
     // A Megatron-LM --yaml-cfg file given for the line: the file is the whole line (megatron_yaml.h).
     MegatronYamlRead yaml{text, {}, {}};
-    if (!r.file.empty() && IsMegatronYaml(text)) {
+    // A .yaml or .yml file is read as YAML whatever its shape: its errors are YAML's, never "no command of the script".
+    if (!r.file.empty() && (IsMegatronYaml(text) || absl::EndsWithIgnoreCase(r.file, ".yaml") ||
+                            absl::EndsWithIgnoreCase(r.file, ".yml"))) {
       HETSIM_ASSIGN_OR_RETURN(yaml, MegatronYamlLine(text, out.source));
     }
     HETSIM_ASSIGN_OR_RETURN(MegatronFlags flags, ParseMegatronLaunchLine(yaml.line, out.source));

@@ -1,8 +1,10 @@
 #include "service/interop/megatron_yaml.h"
 
+#include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -90,6 +92,35 @@ bool Truth(const YAML::Node& node, bool* out) {
   return absl::SimpleAtob(v, out);
 }
 
+// A mapping key's name; `? [a, b]`, `? {x: 1}` or an alias of one is refused: no config names a key so.
+absl::StatusOr<std::string> KeyName(const YAML::Node& key, absl::string_view path, absl::string_view source) {
+  if (key.IsScalar()) return key.Scalar();
+  return absl::InvalidArgumentError(absl::StrFormat("%s: %s: a key that is not a name (a list or a mapping)",
+                                                    YamlPlace(source, key.Mark().line, key.Mark().column),
+                                                    path.empty() ? "(the top level)" : path));
+}
+
+// A value given as one scalar: nullopt when the key is absent or null; an error naming `key` for a list or
+// a mapping (a value hetsim would otherwise skip, pricing the default in its place).
+absl::StatusOr<std::optional<YAML::Node>> ScalarAt(const YAML::Node& node, absl::string_view key,
+                                                   absl::string_view source) {
+  if (!node.IsDefined() || node.IsNull()) return std::nullopt;
+  if (!node.IsScalar()) return absl::InvalidArgumentError(absl::StrFormat("%s: %s: not a single value", source, key));
+  return node;
+}
+
+// A switch: nullopt when absent or null, else its truth; an error naming `key` for anything but true or false.
+absl::StatusOr<std::optional<bool>> SwitchAt(const YAML::Node& node, absl::string_view key, absl::string_view source) {
+  HETSIM_ASSIGN_OR_RETURN(const std::optional<YAML::Node> scalar, ScalarAt(node, key, source));
+  if (!scalar) return std::nullopt;
+  bool on = false;
+  if (!Truth(*scalar, &on)) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: %s: \"%s\" is not true or false", source, key, absl::CHexEscape(scalar->Scalar())));
+  }
+  return on;
+}
+
 // One word of the line a value becomes: nothing a shell rendering would split or quote.
 absl::StatusOr<std::string> Word(const YAML::Node& node, absl::string_view key, absl::string_view source) {
   const std::string v = node.Scalar();
@@ -116,30 +147,62 @@ absl::Status AppendMapped(const YAML::Node& root, absl::string_view source, std:
     if (!section.IsDefined() || !section.IsMap()) continue;
     const YAML::Node node = section[f.key];
     const std::string key = absl::StrCat(f.section, ".", f.key);
-    if (!node.IsDefined() || node.IsNull()) continue;
-    if (!node.IsScalar()) return absl::InvalidArgumentError(absl::StrFormat("%s: %s: not a single value", source, key));
+    HETSIM_ASSIGN_OR_RETURN(const std::optional<YAML::Node> scalar, ScalarAt(node, key, source));
+    if (!scalar) continue;
     if (f.value) {
-      HETSIM_ASSIGN_OR_RETURN(const std::string v, Word(node, key, source));
+      HETSIM_ASSIGN_OR_RETURN(const std::string v, Word(*scalar, key, source));
       absl::StrAppend(&line, " --", f.flag, " ", v);
       continue;
     }
-    bool on = false;
-    if (!Truth(node, &on)) {
-      return absl::InvalidArgumentError(
-          absl::StrFormat("%s: %s: \"%s\" is not true or false", source, key, node.Scalar()));
-    }
-    if (on && f.flag[0] != '\0') absl::StrAppend(&line, " --", f.flag);
-    if (!on && f.when_false != nullptr) absl::StrAppend(&line, " --", f.when_false);
+    HETSIM_ASSIGN_OR_RETURN(const std::optional<bool> on, SwitchAt(*scalar, key, source));
+    if (*on && f.flag[0] != '\0') absl::StrAppend(&line, " --", f.flag);
+    if (!*on && f.when_false != nullptr) absl::StrAppend(&line, " --", f.when_false);
   }
   return absl::OkStatus();
 }
 
+// virtual_pipeline_model_parallel_size as layers per chunk (--num-layers-per-virtual-pipeline-stage), unless the
+// file gives that itself. The sizes are bounded before they multiply: a huge value wrapped the product to 0 (a
+// division by zero) or to a negative count.
+absl::Status AppendVirtualStages(const YAML::Node& root, absl::string_view source, std::string& line) {
+  constexpr absl::string_view kKey = "model_parallel.virtual_pipeline_model_parallel_size";
+  const YAML::Node per = root["num_layers_per_virtual_pipeline_stage"];
+  if (per.IsDefined() && !per.IsNull()) return absl::OkStatus();
+  HETSIM_ASSIGN_OR_RETURN(const std::optional<YAML::Node> vp,
+                          ScalarAt(root["model_parallel"]["virtual_pipeline_model_parallel_size"], kKey, source));
+  if (!vp) return absl::OkStatus();
+  int64_t chunks = 0, n = 0, stages = 1;
+  if (!absl::SimpleAtoi(vp->Scalar(), &chunks) || chunks < 1 || chunks > 1'000'000) {
+    return absl::InvalidArgumentError(absl::StrFormat("%s: %s: \"%s\" is not a whole number in [1, 1000000]", source,
+                                                      kKey, absl::CHexEscape(vp->Scalar())));
+  }
+  const YAML::Node layers = root["language_model"]["num_layers"];
+  const YAML::Node pp = root["model_parallel"]["pipeline_model_parallel_size"];
+  // A malformed num_layers or pipeline size is refused by its own flag; nothing to derive from it here.
+  if (chunks == 1 || !layers.IsDefined() || !layers.IsScalar() || !absl::SimpleAtoi(layers.Scalar(), &n) || n < 1 ||
+      n > INT32_MAX) {
+    return absl::OkStatus();
+  }
+  if (pp.IsDefined() && !pp.IsNull() && (!pp.IsScalar() || !absl::SimpleAtoi(pp.Scalar(), &stages) || stages < 1)) {
+    return absl::OkStatus();
+  }
+  if (stages > n || chunks > n || n % (stages * chunks) != 0) {  // both <= n <= INT32_MAX: no overflow
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: %s: %d chunks x %d pipeline stages do not divide num_layers %d (Megatron-LM gives every chunk the "
+        "same layers)",
+        source, kKey, chunks, stages, n));
+  }
+  absl::StrAppend(&line, " --num-layers-per-virtual-pipeline-stage ", n / (stages * chunks));
+  return absl::OkStatus();
+}
+
 // activation_func (swiglu, squaredrelu, gelu) and the swiglu's bias fusion; the virtual pipeline size
-// as layers per chunk.
+// as layers per chunk; the overlapped pipeline sends.
 absl::Status AppendDerived(const YAML::Node& root, absl::string_view source, std::string& line) {
   const YAML::Node lm = root["language_model"];
-  const YAML::Node activation = lm["activation_func"];
-  const std::string act = activation.IsDefined() && activation.IsScalar() ? activation.Scalar() : "gelu";
+  HETSIM_ASSIGN_OR_RETURN(const std::optional<YAML::Node> activation,
+                          ScalarAt(lm["activation_func"], "language_model.activation_func", source));
+  const std::string act = activation ? activation->Scalar() : "gelu";
   if (act == "swiglu") absl::StrAppend(&line, " --swiglu");
   if (act == "squaredrelu") absl::StrAppend(&line, " --squared-relu");
   if (act != "swiglu" && act != "squaredrelu" && act != "gelu") {
@@ -147,30 +210,23 @@ absl::Status AppendDerived(const YAML::Node& root, absl::string_view source, std
         "%s: language_model.activation_func: \"%s\" is not swiglu, squaredrelu or gelu (Megatron's three)", source,
         act));
   }
-  bool fused = true;
-  const YAML::Node fusion = lm[act == "swiglu" ? "bias_swiglu_fusion" : "bias_activation_fusion"];
-  if (fusion.IsDefined() && fusion.IsScalar() && Truth(fusion, &fused) && !fused) {
+  const std::string fusion_key = act == "swiglu" ? "bias_swiglu_fusion" : "bias_activation_fusion";
+  HETSIM_ASSIGN_OR_RETURN(const std::optional<bool> fused,
+                          SwitchAt(lm[fusion_key], absl::StrCat("language_model.", fusion_key), source));
+  if (fused && !*fused) {
     absl::StrAppend(&line, act == "swiglu" ? " --no-bias-swiglu-fusion" : " --no-bias-gelu-fusion");
   }
-  const YAML::Node experts = lm["num_moe_experts"], topk = lm["moe_router_topk"];
-  if (experts.IsDefined() && !experts.IsNull() && topk.IsDefined() && topk.IsScalar() && !topk.IsNull()) {
-    HETSIM_ASSIGN_OR_RETURN(const std::string k, Word(topk, "language_model.moe_router_topk", source));
+  const YAML::Node experts = lm["num_moe_experts"];
+  HETSIM_ASSIGN_OR_RETURN(const std::optional<YAML::Node> topk,
+                          ScalarAt(lm["moe_router_topk"], "language_model.moe_router_topk", source));
+  if (experts.IsDefined() && !experts.IsNull() && topk) {
+    HETSIM_ASSIGN_OR_RETURN(const std::string k, Word(*topk, "language_model.moe_router_topk", source));
     absl::StrAppend(&line, " --moe-router-topk ", k);  // Megatron reads it with experts only
   }
-  const YAML::Node vp = root["model_parallel"]["virtual_pipeline_model_parallel_size"];
-  const YAML::Node per = root["num_layers_per_virtual_pipeline_stage"];
-  const YAML::Node layers = lm["num_layers"], pp = root["model_parallel"]["pipeline_model_parallel_size"];
-  int64_t chunks = 0, n = 0, stages = 1;
-  if ((!per.IsDefined() || per.IsNull()) && vp.IsDefined() && vp.IsScalar() && absl::SimpleAtoi(vp.Scalar(), &chunks) &&
-      chunks > 1 && layers.IsDefined() && absl::SimpleAtoi(layers.Scalar(), &n) &&
-      (!pp.IsDefined() || absl::SimpleAtoi(pp.Scalar(), &stages)) && stages > 0 && n % (stages * chunks) == 0) {
-    absl::StrAppend(&line, " --num-layers-per-virtual-pipeline-stage ", n / (stages * chunks));
-  }
-  const YAML::Node overlap = root["model_parallel"]["overlap_p2p_comm"];
-  bool on = false;
-  if (overlap.IsDefined() && overlap.IsScalar() && Truth(overlap, &on)) {
-    absl::StrAppend(&line, on ? " --overlap-p2p-communication" : " --no-overlap-p2p-communication");
-  }
+  HETSIM_RETURN_IF_ERROR(AppendVirtualStages(root, source, line));
+  HETSIM_ASSIGN_OR_RETURN(const std::optional<bool> overlap, SwitchAt(root["model_parallel"]["overlap_p2p_comm"],
+                                                                      "model_parallel.overlap_p2p_comm", source));
+  if (overlap) absl::StrAppend(&line, *overlap ? " --overlap-p2p-communication" : " --no-overlap-p2p-communication");
   return absl::OkStatus();
 }
 
@@ -179,7 +235,7 @@ absl::Status AppendDerived(const YAML::Node& root, absl::string_view source, std
 absl::Status AppendTopLevel(const YAML::Node& root, absl::string_view source, std::string& line,
                             std::vector<std::string>& unknown) {
   for (const auto& kv : root) {
-    const std::string key = kv.first.as<std::string>();
+    HETSIM_ASSIGN_OR_RETURN(const std::string key, KeyName(kv.first, "", source));
     const YAML::Node& node = kv.second;
     if (key == "language_model" || key == "model_parallel" || !node.IsScalar() || node.IsNull()) continue;
     if (node.Scalar().empty() || node.Scalar() == "null") continue;
@@ -310,7 +366,7 @@ absl::StatusOr<MegatronYamlRead> TestCaseLine(const YAML::Node& root, absl::stri
   out.line = "torchrun --nproc_per_node 8 pretrain_gpt.py";
   std::vector<std::string> overrides;
   for (const auto& kv : root["MODEL_ARGS"]) {
-    const std::string key = kv.first.Scalar();
+    HETSIM_ASSIGN_OR_RETURN(const std::string key, KeyName(kv.first, "MODEL_ARGS", source));
     if (!absl::StartsWith(key, "--")) {
       overrides.push_back(key);
       continue;
@@ -351,9 +407,9 @@ absl::Status KeysOnce(const YAML::Node& node, const std::string& path, int depth
   if (!node.IsMap()) return absl::OkStatus();
   std::map<std::string, int> lines;  // key -> its first line (0-based)
   for (const auto& kv : node) {
-    const std::string key = kv.first.IsScalar() ? kv.first.Scalar() : "(a key that is not a scalar)";
-    const std::string here = path.empty() ? key : absl::StrCat(path, ".", key);
     const int line = kv.first.Mark().line;
+    HETSIM_ASSIGN_OR_RETURN(const std::string key, KeyName(kv.first, path, walk.source));
+    const std::string here = path.empty() ? key : absl::StrCat(path, ".", key);
     auto [it, added] = lines.emplace(key, line);
     if (!added) {
       return absl::InvalidArgumentError(absl::StrFormat(
@@ -382,22 +438,62 @@ bool IsMegatronYaml(absl::string_view yaml_text) {
   }
 }
 
+absl::Status NotYaml(absl::string_view source, const YAML::Exception& e) {
+  const std::string place = YamlPlace(source, e.mark.line, e.mark.column);
+  if (const auto* deep = dynamic_cast<const YAML::DeepRecursion*>(&e); deep != nullptr) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: not YAML hetsim reads: nested %d levels deep, past yaml-cpp's limit (a config is a few levels)", place,
+        deep->depth()));
+  }
+  return absl::InvalidArgumentError(absl::StrFormat("%s: not YAML: %s", place, e.msg));
+}
+
 std::string UnknownYamlKeysNote(const std::vector<std::string>& unknown_keys) {
   if (unknown_keys.empty()) return "";
   return absl::StrFormat("--yaml-cfg keys that name no Megatron flag hetsim knows, ignored: %s",
                          absl::StrJoin(unknown_keys, ", "));
 }
 
+namespace {
+
+// The file's one YAML document (Null for an empty file); a second one is refused: PyYAML's safe_load, which
+// reads both kinds of file for Megatron, refuses a stream of several, where yaml-cpp's Load reads the first.
+absl::StatusOr<YAML::Node> OneDocument(absl::string_view yaml_text, absl::string_view source) {
+  const std::vector<YAML::Node> docs = YAML::LoadAll(std::string(yaml_text));
+  if (docs.size() > 1) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: a second YAML document (after ---): a config is one document (PyYAML's safe_load, as Megatron-LM "
+        "reads it, refuses the file)",
+        YamlPlace(source, docs[1].Mark().line, docs[1].Mark().column)));
+  }
+  return docs.empty() ? YAML::Node() : docs.front();
+}
+
+// A mapping that is neither kind of Megatron YAML file: what each has, and where NeMo's configs go.
+absl::Status NeitherKind(const YAML::Node& root, absl::string_view source) {
+  if (root.IsMap() && root["MODEL_ARGS"].IsDefined()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: MODEL_ARGS: not a mapping of flags (`--num-layers: 24`, as Megatron-LM's functional tests write them)",
+        source));
+  }
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "%s: neither a Megatron-LM functional-test config (flags under MODEL_ARGS) nor a --yaml-cfg file (its "
+      "language_model and model_parallel sections); a NeMo config is read by hetsim import nemo",
+      source));
+}
+
+}  // namespace
+
 absl::StatusOr<MegatronYamlRead> MegatronYamlLine(absl::string_view yaml_text, absl::string_view source) {
   try {
-    const YAML::Node root = YAML::Load(std::string(yaml_text));
+    HETSIM_ASSIGN_OR_RETURN(const YAML::Node root, OneDocument(yaml_text, source));
     // What a functional test runs comes first: a key given twice among an RL test's flags is not its reason.
     if (IsTestCase(root)) HETSIM_RETURN_IF_ERROR(RefuseTestMode(root, source));
     HETSIM_RETURN_IF_ERROR(CheckYamlKeysOnce(root, source));
     if (IsTestCase(root)) return TestCaseLine(root, source);
-    if (!root.IsMap()) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "%s: not a Megatron-LM --yaml-cfg file (its language_model and model_parallel sections)", source));
+    if (!root.IsMap() || root["MODEL_ARGS"].IsDefined() ||
+        (!root["language_model"].IsDefined() && !root["model_parallel"].IsDefined())) {
+      return NeitherKind(root, source);
     }
     for (const char* section : {"language_model", "model_parallel"}) {
       if (IsSection(root, section)) continue;
@@ -412,8 +508,7 @@ absl::StatusOr<MegatronYamlRead> MegatronYamlLine(absl::string_view yaml_text, a
     HETSIM_RETURN_IF_ERROR(AppendTopLevel(root, source, out.line, out.unknown_keys));
     return out;
   } catch (const YAML::Exception& e) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("%s: not YAML: %s", YamlPlace(source, e.mark.line, e.mark.column), e.msg));
+    return NotYaml(source, e);
   }
 }
 

@@ -44,6 +44,10 @@ struct MegatronYamlRead {
 };
 absl::StatusOr<MegatronYamlRead> MegatronYamlLine(absl::string_view yaml_text, absl::string_view source);
 
+// InvalidArgument "source:line:column: not YAML: what yaml-cpp says", for the YAML readers (Megatron's, NeMo's,
+// Accelerate's); a file nested past yaml-cpp's depth limit says so (yaml-cpp's own message is "bad file").
+absl::Status NotYaml(absl::string_view source, const YAML::Exception& e);
+
 // The note that lists `unknown_keys`, or "" for none.
 std::string UnknownYamlKeysNote(const std::vector<std::string>& unknown_keys);
 

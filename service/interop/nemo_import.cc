@@ -632,8 +632,7 @@ absl::StatusOr<YamlConfig> ParseConfig(absl::string_view text, absl::string_view
     root = YAML::Load(std::string(text));
     HETSIM_RETURN_IF_ERROR(CheckYamlKeysOnce(root, source));
   } catch (const YAML::Exception& e) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("%s: not YAML: %s", YamlPlace(source, e.mark.line, e.mark.column), e.msg));
+    return NotYaml(source, e);
   }
   if (!root.IsMap())
     return absl::InvalidArgumentError(absl::StrCat(source, ": not a NeMo config (no mapping at the top)"));

@@ -7,6 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
 #include "proto/io.h"
+#include "proto/limits.h"
 #include "service/evaluation/plan_prediction.h"
 
 namespace hetsim::planning {
@@ -43,6 +44,10 @@ absl::StatusOr<planner::PlanRequest> CheckedRequest(const PlanCommand& command) 
   req.planner = *kind;
   if (req.layers < 0) return UsageError("--layers: must be >= 0");
   if (req.global_batch_size == 0) return UsageError("--global-batch: must be > 0");
+  if (req.global_batch_size > proto::limits::kMaxGlobalBatch) {  // a plan's own bound; 2^63 wrapped to -1 microbatches
+    return UsageError(absl::StrFormat("--global-batch: %d is more than %d (Plan.global_batch_size's bound)",
+                                      req.global_batch_size, proto::limits::kMaxGlobalBatch));
+  }
   if (req.context_parallel < 0) return UsageError("--context-parallel: must be >= 0");
   if (command.alternative < 1) return UsageError("--alternative: must be >= 1");
   if (!proto::IsValidUtf8(req.name)) return UsageError("--name: not valid UTF-8");

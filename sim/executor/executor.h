@@ -44,7 +44,8 @@ struct ExecutorOptions {
   // when Execute starts.
   std::optional<std::chrono::steady_clock::time_point> wall_start;
   bool record_flows = false;  // keep every boundary flow's finish time (for traces)
-  // Sample the busy time of these links every `link_sample_period` (for utilisation counters).
+  // Sample the busy time of these links every `link_sample_period` (for utilisation counters); a run that
+  // reaches 2000 samples keeps every other one and samples half as often from then on.
   Time link_sample_period = 0;
   std::vector<LinkId> sampled_links;
   // Beside other runs on one network (ExecuteOnOneNetwork): keep sampling until every run has ended,
