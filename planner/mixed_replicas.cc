@@ -23,6 +23,30 @@ Profiler& GroupProfilers::For(uint64_t micro_batch_size) {
   return *p;
 }
 
+std::optional<StageOption> GroupProfilers::Price(uint64_t micro_batch_size, int island, MeshShape shape,
+                                                  const IntraStageConfig& c, int first, int count) {
+  const PriceKey key{micro_batch_size,
+                     island,
+                     shape.nodes,
+                     shape.gpus_per_node,
+                     c.tensor_parallel,
+                     c.data_parallel,
+                     c.zero_stage,
+                     static_cast<int>(c.recompute),
+                     c.recompute_num_layers,
+                     c.sequence_parallel,
+                     c.expert_parallel,
+                     c.expert_tensor_parallel,
+                     c.expert_data_parallel,
+                     c.measured_forward_ms,
+                     c.measured_backward_ms,
+                     first,
+                     count};
+  auto [it, added] = prices_.try_emplace(key);
+  if (added) it->second = For(micro_batch_size).PriceDirect(island, shape, c, first, count);
+  return it->second;
+}
+
 RangeNccl& GroupProfilers::Nccl() {
   if (!nccl_) nccl_ = std::make_unique<RangeNccl>(base_.cluster());
   return *nccl_;
@@ -76,8 +100,8 @@ std::optional<SearchedStage> PriceMixedStage(GroupProfilers& profilers, const In
       cfg.expert_data_parallel = 0;
     }
     cfg.data_parallel = replicas;
-    Profiler& prof = profilers.For(g.share * static_cast<uint64_t>(replicas));
-    std::optional<StageOption> o = prof.PriceDirect(g.island, g.shape, cfg, first, count);
+    std::optional<StageOption> o =
+        profilers.Price(g.share * static_cast<uint64_t>(replicas), g.island, g.shape, cfg, first, count);
     if (!o) return std::nullopt;
     g.option = *o;
     s.option.forward = std::max(s.option.forward, o->forward);

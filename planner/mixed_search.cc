@@ -166,6 +166,15 @@ std::vector<std::vector<std::pair<int, int>>> ExpertChoices(const Profiler& prof
   return out;
 }
 
+// Whether every group's ETP is at most its TP (`tps`): an expert split as the group's dense layers are
+// at most, as Megatron-Core's MoE configurations set it (ETP 1 or up to TP); what bounds the search.
+bool EtpWithinTp(const std::vector<std::pair<int, int>>& layouts, const std::vector<int>& tps) {
+  for (size_t g = 0; g < layouts.size(); ++g) {
+    if (layouts[g].second > tps[g]) return false;
+  }
+  return true;
+}
+
 // One stage of the family's search: layers [first, first + count) on `places`, each group's replicas
 // holding `in_flight` microbatches of `micro_batch` samples.
 struct StageQuery {
@@ -196,10 +205,13 @@ void ForEachMixedStage(GroupProfilers& profilers, const StageQuery& q, const std
       groups[g].data_parallel = groups[g].shape.gpus() / tps[g];
       replicas.push_back(groups[g].data_parallel);
     }
+    // ZeRO-3's gathers depend on the groups' places and TP only: priced once per TP choice.
+    std::optional<std::vector<Time>> gathers;
     std::vector<uint64_t> shares;
     ForEachShareSplit(replicas, q.micro_batch, shares, [&](const std::vector<uint64_t>& split) {
       for (size_t g = 0; g < groups.size(); ++g) groups[g].share = split[g];
       for (const std::vector<std::pair<int, int>>& layouts : expert_choices) {
+        if (!EtpWithinTp(layouts, tps)) continue;
         for (size_t g = 0; g < layouts.size(); ++g)
           std::tie(groups[g].expert_parallel, groups[g].expert_tensor_parallel) = layouts[g];
         for (int zero : zeros) {
@@ -208,9 +220,9 @@ void ForEachMixedStage(GroupProfilers& profilers, const StageQuery& q, const std
             std::optional<SearchedStage> s = PriceMixedStage(profilers, stage, groups, q.first, q.count);
             if (!s || s->option.max_in_flight < q.in_flight) continue;
             if (zero >= 3) {
-              AddMixedStageGathers(MixedLayerGathers(prof.model(), prof.cluster(), s->groups, q.first, q.count,
-                                                     profilers.Nccl()),
-                                   /*prefetch=*/true, *s);
+              if (!gathers)
+                gathers = MixedLayerGathers(prof.model(), prof.cluster(), s->groups, q.first, q.count, profilers.Nccl());
+              AddMixedStageGathers(*gathers, /*prefetch=*/true, *s);
             }
             visit(*std::move(s));
           }
@@ -278,9 +290,12 @@ std::vector<std::string> WhyOfStage(const MixedStageChoice& c, int i) {
   std::vector<std::string> why;
   const double t = TimeToMilliseconds(c.best->option.total());
   if (AnyEtpAboveOne(*c.best)) {
-    why.push_back(c.at_etp_one ? absl::StrFormat("stage %d at ETP > 1: t %.3f ms, %.3f ms at ETP 1", i, t,
-                                                 TimeToMilliseconds(c.at_etp_one->option.total()))
-                               : absl::StrFormat("stage %d at ETP > 1: nothing fits at ETP 1", i));
+    const double sync = TimeToMilliseconds(c.best->option.grad_sync);
+    why.push_back(c.at_etp_one
+                      ? absl::StrFormat("stage %d at ETP > 1: t %.3f ms + sync %.3f ms, %.3f + %.3f ms at ETP 1", i, t,
+                                        sync, TimeToMilliseconds(c.at_etp_one->option.total()),
+                                        TimeToMilliseconds(c.at_etp_one->option.grad_sync))
+                      : absl::StrFormat("stage %d at ETP > 1: nothing fits at ETP 1", i));
   }
   if (c.best->option.config.zero_stage >= 3) {
     why.push_back(c.below_zero3 ? absl::StrFormat("stage %d at ZeRO-3 with prefetch: t %.3f ms, %.3f ms at ZeRO-%d "

@@ -1,0 +1,173 @@
+// What HAPT's mixed-replicas family searches since session 40 (planner/mixed_search.h, issue 39): ZeRO-3 with
+// prefetch where nothing else fits the slower type, ETP > 1 per group, and interleaved chunks; each plan the
+// family writes simulated and judged by `validate` as the family priced it.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "planner/mixed_replicas.h"
+#include "planner/mixed_search.h"
+#include "planner/plan_reader.h"
+#include "planner/plan_writer.h"
+#include "planner/planner.h"
+#include "proto/inputs.h"
+#include "proto/io.h"
+#include "proto/plan_message.h"
+#include "proto/resolve.h"
+#include "service/evaluation/own_prediction.h"
+#include "sim/workload/model_cost.h"
+#include "tests/planner/planner_test_util.h"
+
+namespace hetsim::planner {
+namespace {
+
+constexpr char kSmallMixed[] = HETSIM_SOURCE_DIR "/tests/planner_data/cluster-a100x3-rtx4090x2.pbtxt";
+
+v1::Model MixedSearchModel(const std::string& name) {
+  absl::StatusOr<v1::Model> model = proto::LoadAs<v1::Model>(HETSIM_SOURCE_DIR "/tests/planner_data/" + name);
+  REQUIRE(model.ok());
+  return *model;
+}
+
+v1::Cluster MixedSearchCluster(const std::string& path) {
+  absl::StatusOr<v1::Cluster> cluster = proto::LoadCluster(path);
+  REQUIRE(cluster.ok());
+  return *cluster;
+}
+
+// The family's best plan of `model` on `cluster` at one micro-batch size, as MakePlan writes it (the model
+// inline), with its prediction; `options` the profiler's (a forced expert layout, say).
+struct MixedFamilyPlan {
+  PipelineCandidate candidate;
+  Prediction prediction;
+  proto::PlanInputs inputs;
+};
+
+std::optional<MixedFamilyPlan> PlanMixedFamily(const v1::Model& model, const v1::Cluster& cluster, uint64_t global_batch,
+                                     uint64_t micro_batch, ProfilerOptions options = {}) {
+  const workload::ModelCost cost = workload::ModelCost::Create(proto::ResolveModel(model, "model"));
+  absl::StatusOr<std::unique_ptr<ClusterModel>> cm = testing::ClusterModelOf(cluster, cost.dtype());
+  REQUIRE(cm.ok());
+  Profiler profiler(cost, **cm, micro_batch, options, 1);
+  const int64_t microbatches = static_cast<int64_t>(global_batch / micro_batch);
+  const PlannerContext ctx{&profiler, microbatches, 0, 1, spec::kDefaultH1f1bEpsilon, 0, true, true};
+  std::optional<PipelineCandidate> c = PlanMixedReplicas(ctx);
+  if (!c) return std::nullopt;
+  absl::StatusOr<Prediction> p = Predict(**cm, c->stages, microbatches, c->schedule, spec::kDefaultH1f1bEpsilon, {},
+                                         WorkOf(cost, global_batch), c->virtual_stages);
+  REQUIRE(p.ok());
+  spec::PlanSpec shape;
+  shape.name = "family";
+  shape.global_batch_size = global_batch;
+  shape.micro_batch_size = micro_batch;
+  shape.microbatches = microbatches;
+  shape.schedule = c->schedule;
+  shape.virtual_stages = c->virtual_stages;
+  shape.zero3_prefetch = c->zero3_prefetch;
+  absl::StatusOr<spec::PlanSpec> plan = WritePlan(**cm, c->stages, shape, /*explicit_warmups=*/false);
+  REQUIRE(plan.ok());
+  MixedFamilyPlan out{*std::move(c), *std::move(p), {}};
+  out.inputs.cluster = cluster;
+  out.inputs.model = model;
+  out.inputs.plan = proto::PlanMessage(*plan);
+  *out.inputs.plan.mutable_model() = model;
+  const absl::Status valid = proto::ValidatePlanInputs(out.inputs);
+  INFO(valid.message());
+  REQUIRE(valid.ok());
+  return out;
+}
+
+// `validate` on a family plan: its prediction is the family's, within `bound` of the simulation, the memory
+// of the tightest group exact.
+evaluation::OwnValidation ValidateMixedFamilyPlan(const MixedFamilyPlan& f, double bound) {
+  absl::StatusOr<evaluation::OwnValidation> v = evaluation::ValidateOwnPrediction(f.inputs, 0, PlannerKind::kHapt);
+  INFO(v.status().message());
+  REQUIRE(v.ok());
+  CHECK(v->prediction.iteration == f.prediction.iteration);
+  const double error = TimeToSeconds(v->prediction.iteration) / TimeToSeconds(v->simulated.iteration) - 1;
+  INFO("predicted " << TimeToMilliseconds(v->prediction.iteration) << " ms, simulated "
+                    << TimeToMilliseconds(v->simulated.iteration) << " ms");
+  CHECK(std::abs(error) < bound);
+  CHECK(v->prediction.stages.front().peak_bytes == v->simulated.peak.front());
+  return *std::move(v);
+}
+
+bool AnyMixedNoteHas(const std::vector<std::string>& notes, const std::string& what) {
+  return std::any_of(notes.begin(), notes.end(), [&](const std::string& n) { return n.find(what) != n.npos; });
+}
+
+TEST_CASE("mixed-replicas family: ZeRO-3 where nothing else fits the slower type", "[planner][mixed]") {
+  // 3 A100 and 2 RTX 4090 whose 4.5 GiB hold the 1.3B GPT's stage only with every state sharded: at ZeRO
+  // 0-2 no TP, share split or recompute fits, so the family searches ZeRO-3 and finds it (measured:
+  // predicted 447.543 ms, simulated 449.078, -0.3%; HAPT's one-island DP 1044.269 ms).
+  v1::Cluster cluster = MixedSearchCluster(kSmallMixed);
+  cluster.mutable_gpu_types(1)->set_hbm_gib(4.5);
+  const v1::Model model = MixedSearchModel("gpt-1.3b.pbtxt");
+  std::optional<MixedFamilyPlan> f = PlanMixedFamily(model, cluster, 8, 8);
+  REQUIRE(f);
+  REQUIRE(f->candidate.stages.size() == 1);
+  CHECK(f->candidate.stages.front().option.config.zero_stage == 3);
+  CHECK(f->candidate.zero3_prefetch);
+  CHECK(AnyMixedNoteHas(f->candidate.why, "stage 0 at ZeRO-3 with prefetch: nothing fits at ZeRO 0-2"));
+  // Without ZeRO's search the family has no plan at all.
+  ProfilerOptions no_zero;
+  no_zero.search_zero = false;
+  CHECK_FALSE(PlanMixedFamily(model, cluster, 8, 8, no_zero).has_value());
+  ValidateMixedFamilyPlan(*f, 0.02);
+  // `hetsim plan` chooses it and says why.
+  PlanRequest request;
+  request.global_batch_size = 8;
+  request.micro_batch_size = 8;
+  request.threads = 1;
+  request.search_pipelines = false;
+  absl::StatusOr<driver::Planned> planned = testing::PlanOf(model, cluster, request);
+  REQUIRE(planned.ok());
+  CHECK(planned->outcome.plan.stages.front().zero_stage == 3);
+  CHECK(planned->outcome.plan.zero3_prefetch);
+  CHECK(AnyMixedNoteHas(planned->outcome.notes, "chosen: 1 stage of mixed replica groups"));
+  CHECK(AnyMixedNoteHas(planned->outcome.notes, "ZeRO-3 with prefetch) [stage 0 at ZeRO-3"));
+}
+
+TEST_CASE("mixed-replicas family: ETP 2 on the RTX 4090s beats ETP 1 in the prediction and the simulation",
+          "[planner][mixed][experts]") {
+  // The 8-expert GPT on 3 A100 and 2 RTX 4090: the RTX 4090 group at TP 2 splits each expert as its dense
+  // layers (EP 1 x ETP 2) instead of holding every expert whole on both GPUs (ETP 1): the same passes (the
+  // A100 group is the slower), half the experts' gradients to reduce.
+  const v1::Cluster cluster = MixedSearchCluster(kSmallMixed);
+  const v1::Model model = MixedSearchModel("moe-hapt-case.pbtxt");
+  std::optional<MixedFamilyPlan> searched = PlanMixedFamily(model, cluster, 16, 16);
+  ProfilerOptions etp_one;
+  etp_one.expert_layout = {1, 1};  // every group at EP 1 x ETP 1
+  std::optional<MixedFamilyPlan> forced = PlanMixedFamily(model, cluster, 16, 16, etp_one);
+  REQUIRE(searched);
+  REQUIRE(forced);
+  const SearchedStage& s = searched->candidate.stages.front();
+  REQUIRE(s.groups.size() == 2);
+  CHECK(s.groups[1].tensor_parallel == 2);
+  CHECK(s.groups[1].expert_tensor_parallel == 2);
+  CHECK(AnyMixedNoteHas(searched->candidate.why, "stage 0 at ETP > 1"));
+  CHECK(searched->prediction.iteration < forced->prediction.iteration);
+  const evaluation::OwnValidation with_etp = ValidateMixedFamilyPlan(*searched, 0.05);
+  const evaluation::OwnValidation without = ValidateMixedFamilyPlan(*forced, 0.05);
+  CHECK(with_etp.simulated.iteration < without.simulated.iteration);
+}
+
+TEST_CASE("mixed-replicas family: an interleaved pipeline is priced as validate prices it", "[planner][mixed]") {
+  // The mixed cloud (2 A100 and 2 L40S nodes, one 100 Gb/s NIC each) and the 2.7B GPT, 128 samples at
+  // micro-batch 16: the family's best is 2 stages of 2 chunks each (HAPT's one-island plan still wins).
+  const v1::Cluster cluster = MixedSearchCluster(HETSIM_SOURCE_DIR "/examples/cluster-mixed-cloud.pbtxt");
+  std::optional<MixedFamilyPlan> f = PlanMixedFamily(MixedSearchModel("gpt-2.7b.pbtxt"), cluster, 128, 16);
+  REQUIRE(f);
+  CHECK(f->candidate.schedule == spec::ScheduleKind::kInterleaved1F1B);
+  CHECK(f->candidate.virtual_stages == 2);
+  CHECK(AnyMixedNoteHas(f->candidate.why, "interleaved 1F1B, 2 chunks a stage"));
+  for (const SearchedStage& s : f->candidate.stages) CHECK(s.chunks.size() == 2);
+  ValidateMixedFamilyPlan(*f, 0.05);
+}
+
+}  // namespace
+}  // namespace hetsim::planner
