@@ -20,7 +20,9 @@
 // (each dividing the largest), ZeRO 0-2, recompute none/selective/full and every split of the micro-batch
 // into whole samples per replica are priced, and the fastest whose every group holds its 1F1B in-flight
 // microbatches is kept (a split proportional to the groups' speed is among them, rounded to samples).
-// Schedule 1F1B. MakePlan keeps such a plan only when its prediction beats HAPT's own.
+// Schedule 1F1B. Since session 40 (planner/mixed_search.h, where the search's code lives) also ETP > 1 per
+// group, ZeRO-3 with prefetch where memory needs it, and interleaved chunks. MakePlan keeps such a plan
+// only when its prediction beats HAPT's own.
 #ifndef HETSIM_PLANNER_MIXED_REPLICAS_H_
 #define HETSIM_PLANNER_MIXED_REPLICAS_H_
 
