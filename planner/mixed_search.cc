@@ -414,9 +414,11 @@ std::vector<std::pair<int, int>> ExpertLayoutsOfGroup(const Profiler& prof, Mesh
   if (m.num_experts() <= 1) return {};
   const int gpus = shape.gpus(), gpn = std::max(1, shape.gpus_per_node);
   const bool forced = prof.options().expert_layout.first > 0;  // the request's one layout
+  // ETP 1 first: on a tie (an EP x ETP block reached at ETP 1 as well) the search keeps ETP 1, which adds
+  // no collectives inside the experts.
   std::vector<std::pair<int, int>> out;
+  for (const auto& [ep, etp] : prof.ExpertLayouts(gpus, gpn)) out.emplace_back(ep, std::max(1, etp));
   for (const auto& [ep, etp] : prof.ExpertLayouts(gpus, gpn)) {
-    out.emplace_back(ep, std::max(1, etp));
     for (int t = 2; !forced && t <= gpn && ep * t <= gpus; t *= 2) {
       const int block = ep * t;
       const bool aligned = gpn % block == 0 || block % gpn == 0;
