@@ -136,6 +136,12 @@ TEST_CASE("mixed-replicas family: ZeRO-3 where nothing else fits the slower type
 proto::PlanInputs WithGroupExperts(const MixedFamilyPlan& f, int g, int ep, int etp) {
   proto::PlanInputs in = f.inputs;
   v1::Stage* st = in.plan.mutable_stages(0);
+  // The other groups keep their own layouts written out (a group without one takes the stage's).
+  const std::vector<SearchedGroup>& groups = f.candidate.stages.front().groups;
+  for (int i = 0; i < st->replica_groups_size(); ++i) {
+    st->mutable_replica_groups(i)->set_expert_parallel(groups[i].expert_parallel);
+    st->mutable_replica_groups(i)->set_expert_tensor_parallel(groups[i].expert_tensor_parallel);
+  }
   st->mutable_replica_groups(g)->set_expert_parallel(ep);
   st->mutable_replica_groups(g)->set_expert_tensor_parallel(etp);
   st->set_expert_parallel(ep);
