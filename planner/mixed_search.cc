@@ -5,16 +5,17 @@
 #include <algorithm>
 #include <functional>
 #include <limits>
+#include <optional>
+#include <string>
 #include <tuple>
+#include <vector>
 
 #include "absl/strings/str_format.h"
-#include "absl/strings/str_join.h"
 #include "base/units.h"
 #include "planner/mixed_replicas.h"
 #include "planner/plan_reader.h"
 #include "planner/plan_writer.h"
 #include "planner/prediction.h"
-#include "sim/pipeline/schedule.h"
 
 namespace hetsim::planner {
 namespace {
