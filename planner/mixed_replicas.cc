@@ -24,7 +24,7 @@ Profiler& GroupProfilers::For(uint64_t micro_batch_size) {
 }
 
 std::optional<StageOption> GroupProfilers::Price(uint64_t micro_batch_size, int island, MeshShape shape,
-                                                  const IntraStageConfig& c, int first, int count) {
+                                                 const IntraStageConfig& c, int first, int count) {
   const PriceKey key{micro_batch_size,
                      island,
                      shape.nodes,

@@ -61,8 +61,8 @@ class GroupProfilers {
   const Profiler& base_;
   std::unique_ptr<RangeNccl> nccl_;
   std::map<uint64_t, std::unique_ptr<Profiler>> by_size_;
-  using PriceKey = std::tuple<uint64_t, int, int, int, int, int, int, int, int, bool, int, int, int, double, double,
-                              int, int>;
+  using PriceKey =
+      std::tuple<uint64_t, int, int, int, int, int, int, int, int, bool, int, int, int, double, double, int, int>;
   std::map<PriceKey, std::optional<StageOption>> prices_;
 };
 

@@ -222,7 +222,8 @@ void ForEachMixedStage(GroupProfilers& profilers, const StageQuery& q, const std
             if (!s || s->option.max_in_flight < q.in_flight) continue;
             if (zero >= 3) {
               if (!gathers)
-                gathers = MixedLayerGathers(prof.model(), prof.cluster(), s->groups, q.first, q.count, profilers.Nccl());
+                gathers =
+                    MixedLayerGathers(prof.model(), prof.cluster(), s->groups, q.first, q.count, profilers.Nccl());
               AddMixedStageGathers(*gathers, /*prefetch=*/true, *s);
             }
             visit(*std::move(s));

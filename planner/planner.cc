@@ -370,8 +370,8 @@ std::string SharesOf(const spec::StageSpec& st) {
 std::string MixedScheduleOf(const spec::PlanSpec& plan) {
   std::string out;
   if (plan.virtual_stages > 1) absl::StrAppendFormat(&out, ", interleaved 1F1B x %d chunks", plan.virtual_stages);
-  const bool zero3 = std::any_of(plan.stages.begin(), plan.stages.end(),
-                                 [](const spec::StageSpec& st) { return st.zero_stage >= 3; });
+  const bool zero3 =
+      std::any_of(plan.stages.begin(), plan.stages.end(), [](const spec::StageSpec& st) { return st.zero_stage >= 3; });
   if (zero3) absl::StrAppend(&out, plan.zero3_prefetch ? ", ZeRO-3 with prefetch" : ", ZeRO-3");
   return out;
 }

@@ -47,8 +47,9 @@ struct MixedFamilyPlan {
   proto::PlanInputs inputs;
 };
 
-std::optional<MixedFamilyPlan> PlanMixedFamily(const v1::Model& model, const v1::Cluster& cluster, uint64_t global_batch,
-                                     uint64_t micro_batch, ProfilerOptions options = {}) {
+std::optional<MixedFamilyPlan> PlanMixedFamily(const v1::Model& model, const v1::Cluster& cluster,
+                                               uint64_t global_batch, uint64_t micro_batch,
+                                               ProfilerOptions options = {}) {
   const workload::ModelCost cost = workload::ModelCost::Create(proto::ResolveModel(model, "model"));
   absl::StatusOr<std::unique_ptr<ClusterModel>> cm = testing::ClusterModelOf(cluster, cost.dtype());
   REQUIRE(cm.ok());
@@ -203,9 +204,8 @@ TEST_CASE("mixed-replicas family: hetsim plan chooses an interleaved mixed pipel
   request.micro_batch_size = 16;
   request.threads = 1;
   request.search_pipelines = false;
-  absl::StatusOr<driver::Planned> planned =
-      testing::PlanOf(model, MixedSearchCluster(HETSIM_SOURCE_DIR "/tests/planner_data/cluster-a100-rtx4090.pbtxt"),
-                      request);
+  absl::StatusOr<driver::Planned> planned = testing::PlanOf(
+      model, MixedSearchCluster(HETSIM_SOURCE_DIR "/tests/planner_data/cluster-a100-rtx4090.pbtxt"), request);
   REQUIRE(planned.ok());
   const spec::PlanSpec& plan = planned->outcome.plan;
   REQUIRE(plan.stages.size() == 2);
