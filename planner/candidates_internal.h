@@ -23,6 +23,11 @@ struct PipelineCandidate {
   SearchStats search;
   std::vector<std::string> notes;
   std::vector<std::vector<SearchedStage>> alternatives;  // other plans, best first
+  // The mixed-replicas family's (planner/mixed_search.h): chunks a stage under INTERLEAVED_1F1B, ZeRO-3's
+  // prefetch (Plan.zero3_prefetch), and why it took what the family's search added since session 40.
+  int virtual_stages = 1;
+  bool zero3_prefetch = false;
+  std::vector<std::string> why;
 };
 
 struct PlannerContext {

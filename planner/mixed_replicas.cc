@@ -23,6 +23,30 @@ Profiler& GroupProfilers::For(uint64_t micro_batch_size) {
   return *p;
 }
 
+std::optional<StageOption> GroupProfilers::Price(uint64_t micro_batch_size, int island, MeshShape shape,
+                                                 const IntraStageConfig& c, int first, int count) {
+  const PriceKey key{micro_batch_size,
+                     island,
+                     shape.nodes,
+                     shape.gpus_per_node,
+                     c.tensor_parallel,
+                     c.data_parallel,
+                     c.zero_stage,
+                     static_cast<int>(c.recompute),
+                     c.recompute_num_layers,
+                     c.sequence_parallel,
+                     c.expert_parallel,
+                     c.expert_tensor_parallel,
+                     c.expert_data_parallel,
+                     c.measured_forward_ms,
+                     c.measured_backward_ms,
+                     first,
+                     count};
+  auto [it, added] = prices_.try_emplace(key);
+  if (added) it->second = For(micro_batch_size).PriceDirect(island, shape, c, first, count);
+  return it->second;
+}
+
 RangeNccl& GroupProfilers::Nccl() {
   if (!nccl_) nccl_ = std::make_unique<RangeNccl>(base_.cluster());
   return *nccl_;
@@ -76,8 +100,8 @@ std::optional<SearchedStage> PriceMixedStage(GroupProfilers& profilers, const In
       cfg.expert_data_parallel = 0;
     }
     cfg.data_parallel = replicas;
-    Profiler& prof = profilers.For(g.share * static_cast<uint64_t>(replicas));
-    std::optional<StageOption> o = prof.PriceDirect(g.island, g.shape, cfg, first, count);
+    std::optional<StageOption> o =
+        profilers.Price(g.share * static_cast<uint64_t>(replicas), g.island, g.shape, cfg, first, count);
     if (!o) return std::nullopt;
     g.option = *o;
     s.option.forward = std::max(s.option.forward, o->forward);
@@ -411,251 +435,6 @@ spec::StageSpec MixedStageSpec(const ClusterModel& cluster, const SearchedStage&
   }
   out.mesh = out.replica_groups.front().mesh;
   return out;
-}
-
-}  // namespace hetsim::planner
-
-namespace hetsim::planner {
-namespace {
-
-// Stage i's slice of every island when each is cut into `stages` equal slices: whole nodes, or equal
-// parts of every node; empty when some island cannot be cut so.
-std::vector<std::vector<SearchedGroup>> IslandSlices(const ClusterModel& cluster, int stages) {
-  std::vector<std::vector<SearchedGroup>> slices(stages);
-  for (const IslandModel& im : cluster.islands()) {
-    const int per_node = stages % std::max(1, im.nodes) == 0 ? stages / im.nodes : 0;
-    const bool whole = im.nodes % stages == 0;
-    if (!whole && (per_node == 0 || im.gpus_per_node % per_node != 0)) return {};
-    for (int i = 0; i < stages; ++i) {
-      SearchedGroup& g = slices[i].emplace_back();
-      g.island = im.index;
-      if (whole) {
-        g.shape = {im.nodes / stages, im.gpus_per_node};
-        g.first_node = i * g.shape.nodes;
-      } else {
-        g.shape = {1, im.gpus_per_node / per_node};
-        g.first_node = i / per_node;
-        g.first_gpu = (i % per_node) * g.shape.gpus_per_node;
-      }
-    }
-  }
-  return slices;
-}
-
-// The TP degrees a group on `shape` may take: inside a node, dividing the model's heads and FFN.
-std::vector<int> GroupTensorParallels(const Profiler& prof, MeshShape shape) {
-  const workload::ModelCost& m = prof.model();
-  std::vector<int> tps;
-  for (int tp = 1; tp <= shape.gpus_per_node; ++tp) {
-    if (shape.gpus_per_node % tp != 0) continue;
-    if (tp > 1 && (!m.is_transformer() || m.num_attention_heads() % tp != 0 || m.num_kv_heads() % tp != 0 ||
-                   m.ffn_hidden_size() % static_cast<uint64_t>(tp) != 0)) {
-      continue;
-    }
-    tps.push_back(tp);
-  }
-  return tps;
-}
-
-// The model's layers in `stages` contiguous ranges whose times on one GPU of the first island balance
-// (the smallest largest range, by dynamic programming over the split points).
-std::vector<std::pair<int, int>> BalancedLayerRanges(Profiler& prof, int stages) {
-  const int n = prof.model().num_layers();
-  if (n < stages) return {};
-  std::vector<double> prefix(n + 1, 0);
-  for (int l = 0; l < n; ++l) {
-    const std::optional<StageOption> o = prof.PriceDirect(0, {1, 1}, IntraStageConfig{}, l, 1);
-    prefix[l + 1] = prefix[l] + (o ? TimeToSeconds(o->total()) : 1.0);
-  }
-  constexpr double kInf = std::numeric_limits<double>::infinity();
-  // best[s][k]: the smallest largest range of the first k layers in s ranges; cut[s][k] its last start.
-  std::vector<std::vector<double>> best(stages + 1, std::vector<double>(n + 1, kInf));
-  std::vector<std::vector<int>> cut(stages + 1, std::vector<int>(n + 1, 0));
-  best[0][0] = 0;
-  for (int s = 1; s <= stages; ++s) {
-    for (int k = s; k <= n; ++k) {
-      for (int j = s - 1; j < k; ++j) {
-        const double v = std::max(best[s - 1][j], prefix[k] - prefix[j]);
-        if (v < best[s][k]) {
-          best[s][k] = v;
-          cut[s][k] = j;
-        }
-      }
-    }
-  }
-  std::vector<std::pair<int, int>> ranges(stages);
-  for (int s = stages, k = n; s >= 1; k = cut[s][k], --s) ranges[s - 1] = {cut[s][k], k - cut[s][k]};
-  return ranges;
-}
-
-// Every split of `micro_batch` samples into whole shares >= 1 per replica of each group (group g has
-// replicas[g] replicas), in lexicographic order.
-void ForEachShareSplit(const std::vector<int>& replicas, uint64_t micro_batch, std::vector<uint64_t>& shares,
-                       const std::function<void(const std::vector<uint64_t>&)>& visit) {
-  const size_t g = shares.size();
-  if (g + 1 == replicas.size()) {
-    const uint64_t d = static_cast<uint64_t>(replicas[g]);
-    if (micro_batch >= d && micro_batch % d == 0) {
-      shares.push_back(micro_batch / d);
-      visit(shares);
-      shares.pop_back();
-    }
-    return;
-  }
-  uint64_t rest_min = 0;
-  for (size_t h = g + 1; h < replicas.size(); ++h) rest_min += static_cast<uint64_t>(replicas[h]);
-  const uint64_t d = static_cast<uint64_t>(replicas[g]);
-  for (uint64_t s = 1; s * d + rest_min <= micro_batch; ++s) {
-    shares.push_back(s);
-    ForEachShareSplit(replicas, micro_batch - s * d, shares, visit);
-    shares.pop_back();
-  }
-}
-
-// Every TP degree per group (the cartesian product), each dividing the largest (the finest shard the
-// gradients reduce by).
-std::vector<std::vector<int>> TensorParallelChoices(const Profiler& prof, const std::vector<SearchedGroup>& places) {
-  std::vector<std::vector<int>> out = {{}};
-  for (const SearchedGroup& g : places) {
-    std::vector<std::vector<int>> next;
-    for (const std::vector<int>& prefix : out) {
-      for (int tp : GroupTensorParallels(prof, g.shape)) {
-        next.push_back(prefix);
-        next.back().push_back(tp);
-      }
-    }
-    out = std::move(next);
-  }
-  std::erase_if(out, [](const std::vector<int>& tps) {
-    const int finest = *std::max_element(tps.begin(), tps.end());
-    return std::any_of(tps.begin(), tps.end(), [finest](int tp) { return finest % tp != 0; });
-  });
-  return out;
-}
-
-// MoE: every expert layout per group (the cartesian product), each group's from the profiler's
-// ExpertLayouts on its own GPUs (EP a power of two dividing the experts and the group's GPUs, or the
-// plan's forced layout), at ETP 1 where the profiler leaves it to TP: powers of two nest, so the finest
-// group's EP is a multiple of every group's (proto/validate_replica_groups.cc). One empty choice for a
-// dense model (its groups keep no expert layout).
-std::vector<std::vector<std::pair<int, int>>> ExpertChoices(const Profiler& prof,
-                                                            const std::vector<SearchedGroup>& places) {
-  std::vector<std::vector<std::pair<int, int>>> out = {{}};
-  if (prof.model().num_experts() <= 1) return out;
-  for (const SearchedGroup& g : places) {
-    std::vector<std::vector<std::pair<int, int>>> next;
-    for (const std::vector<std::pair<int, int>>& prefix : out) {
-      for (const auto& [ep, etp] : prof.ExpertLayouts(g.shape.gpus(), g.shape.gpus_per_node)) {
-        next.push_back(prefix);
-        next.back().emplace_back(ep, std::max(1, etp));
-      }
-    }
-    out = std::move(next);
-  }
-  std::erase_if(out, [&](const std::vector<std::pair<int, int>>& layouts) {
-    int ep = 1, etp = 1;
-    for (const auto& [e, t] : layouts) {
-      if (e * t > ep * etp) std::tie(ep, etp) = std::make_pair(e, t);
-    }
-    for (size_t g = 0; g < layouts.size(); ++g) {
-      const auto [e, t] = layouts[g];
-      if (ep % e != 0 || etp % t != 0 || places[g].shape.gpus() % (e * t) != 0) return true;
-    }
-    return false;
-  });
-  return out;
-}
-
-// The fastest mixed stage of layers [first, first + count) on `places` whose every group holds
-// `in_flight` microbatches of `micro_batch` samples: by time, then gradient synchronisation.
-std::optional<SearchedStage> BestMixedStage(GroupProfilers& profilers, const std::vector<SearchedGroup>& places,
-                                            int first, int count, int in_flight, uint64_t micro_batch) {
-  const Profiler& prof = profilers.base();
-  std::vector<spec::Recompute> recomputes = {spec::Recompute::kNone};
-  if (prof.options().search_recompute) {
-    if (prof.model().is_transformer()) recomputes.push_back(spec::Recompute::kSelective);
-    recomputes.push_back(spec::Recompute::kFull);
-  }
-  // An MoE model's groups of TP > 1 run with sequence parallelism, as Megatron-LM's MoE layer requires.
-  const bool moe = prof.model().num_experts() > 1;
-  const std::vector<std::vector<std::pair<int, int>>> expert_choices = ExpertChoices(prof, places);
-  std::optional<SearchedStage> best;
-  for (const std::vector<int>& tps : TensorParallelChoices(prof, places)) {
-    std::vector<SearchedGroup> groups = places;
-    std::vector<int> replicas;
-    for (size_t g = 0; g < groups.size(); ++g) {
-      groups[g].tensor_parallel = tps[g];
-      groups[g].data_parallel = groups[g].shape.gpus() / tps[g];
-      replicas.push_back(groups[g].data_parallel);
-    }
-    std::vector<uint64_t> shares;
-    ForEachShareSplit(replicas, micro_batch, shares, [&](const std::vector<uint64_t>& split) {
-      for (size_t g = 0; g < groups.size(); ++g) groups[g].share = split[g];
-      for (const std::vector<std::pair<int, int>>& layouts : expert_choices) {
-        for (size_t g = 0; g < layouts.size(); ++g)
-          std::tie(groups[g].expert_parallel, groups[g].expert_tensor_parallel) = layouts[g];
-        for (int zero = 0; zero <= (prof.options().search_zero ? 2 : 0); ++zero) {
-          for (spec::Recompute rc : recomputes) {
-            const IntraStageConfig stage{.zero_stage = zero, .recompute = rc, .sequence_parallel = moe};
-            std::optional<SearchedStage> s = PriceMixedStage(profilers, stage, groups, first, count);
-            if (!s || s->option.max_in_flight < in_flight) continue;
-            if (best && std::make_tuple(s->option.total(), s->option.grad_sync) >=
-                            std::make_tuple(best->option.total(), best->option.grad_sync)) {
-              continue;
-            }
-            best = std::move(s);
-          }
-        }
-      }
-    });
-  }
-  return best;
-}
-
-// The mixed plan of `stages` stages (see the header), predicted; nullopt when it cannot be cut or fit.
-std::optional<std::pair<std::vector<SearchedStage>, Prediction>> MixedPipeline(const PlannerContext& ctx,
-                                                                               GroupProfilers& profilers, int stages) {
-  Profiler& prof = *ctx.profiler;
-  const std::vector<std::vector<SearchedGroup>> slices = IslandSlices(prof.cluster(), stages);
-  const std::vector<std::pair<int, int>> ranges = BalancedLayerRanges(prof, stages);
-  if (slices.empty() || ranges.empty()) return std::nullopt;
-  std::vector<SearchedStage> pipeline;
-  for (int i = 0; i < stages; ++i) {
-    const int in_flight = static_cast<int>(std::min<int64_t>(stages - i, ctx.microbatches));
-    std::optional<SearchedStage> s =
-        BestMixedStage(profilers, slices[i], ranges[i].first, ranges[i].second, in_flight, prof.micro_batch_size());
-    if (!s) return std::nullopt;
-    pipeline.push_back(*std::move(s));
-  }
-  for (int i = 0; i + 1 < stages; ++i) {
-    pipeline[i].comm_out =
-        MixedBoundaryTime(prof.cluster(), prof.BoundaryBytes(pipeline[i].first_layer + pipeline[i].num_layers - 1),
-                          prof.micro_batch_size(), pipeline[i], pipeline[i + 1]);
-  }
-  absl::StatusOr<Prediction> p =
-      Predict(prof.cluster(), pipeline, ctx.microbatches, spec::ScheduleKind::kOneFOneB, ctx.epsilon, {},
-              WorkOf(prof.model(), prof.micro_batch_size() * static_cast<uint64_t>(ctx.microbatches)));
-  if (!p.ok() || !p->fits_memory) return std::nullopt;
-  return std::make_pair(std::move(pipeline), *std::move(p));
-}
-
-}  // namespace
-
-std::optional<PipelineCandidate> PlanMixedReplicas(const PlannerContext& ctx) {
-  if (ctx.profiler->cluster().num_islands() < 2 || ctx.profiler->context_parallel() != 1) return std::nullopt;
-  GroupProfilers profilers(*ctx.profiler);
-  std::optional<std::pair<std::vector<SearchedStage>, Prediction>> best;
-  for (int stages = 1; stages <= kMaxMixedStages; ++stages) {
-    auto p = MixedPipeline(ctx, profilers, stages);
-    if (p && (!best || p->second.iteration < best->second.iteration)) best = std::move(p);
-  }
-  if (!best) return std::nullopt;
-  PipelineCandidate c;
-  c.stages = std::move(best->first);
-  c.schedule = spec::ScheduleKind::kOneFOneB;
-  c.explicit_warmups = false;
-  c.planner_layers = ctx.profiler->model().num_layers();
-  return c;
 }
 
 }  // namespace hetsim::planner

@@ -20,7 +20,9 @@
 // (each dividing the largest), ZeRO 0-2, recompute none/selective/full and every split of the micro-batch
 // into whole samples per replica are priced, and the fastest whose every group holds its 1F1B in-flight
 // microbatches is kept (a split proportional to the groups' speed is among them, rounded to samples).
-// Schedule 1F1B. MakePlan keeps such a plan only when its prediction beats HAPT's own.
+// Schedule 1F1B. Since session 40 (planner/mixed_search.h, where the search's code lives) also ETP > 1 per
+// group, ZeRO-3 with prefetch where memory needs it, and interleaved chunks. MakePlan keeps such a plan
+// only when its prediction beats HAPT's own.
 #ifndef HETSIM_PLANNER_MIXED_REPLICAS_H_
 #define HETSIM_PLANNER_MIXED_REPLICAS_H_
 
@@ -28,6 +30,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -49,11 +52,18 @@ class GroupProfilers {
   const Profiler& base() const { return base_; }
   // NCCL's prices of the placed groups' collectives on the base's cluster (made on first use, cached).
   RangeNccl& Nccl();
+  // For(micro_batch_size).PriceDirect, each distinct call priced once (the family's search prices one
+  // group's configuration again for every split of the other groups' shares).
+  std::optional<StageOption> Price(uint64_t micro_batch_size, int island, MeshShape shape,
+                                   const IntraStageConfig& config, int first, int count);
 
  private:
   const Profiler& base_;
   std::unique_ptr<RangeNccl> nccl_;
   std::map<uint64_t, std::unique_ptr<Profiler>> by_size_;
+  using PriceKey =
+      std::tuple<uint64_t, int, int, int, int, int, int, int, int, bool, int, int, int, double, double, int, int>;
+  std::map<PriceKey, std::optional<StageOption>> prices_;
 };
 
 // Prices model layers [first, first + count) as one mixed stage of `groups` (their places, TP, DP and

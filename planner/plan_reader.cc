@@ -8,6 +8,7 @@
 #include "base/spec/model.h"
 #include "base/status_macros.h"
 #include "planner/mixed_replicas.h"
+#include "planner/mixed_search.h"
 #include "planner/pipelines.h"
 #include "sim/pipeline/schedule.h"
 #include "sim/workload/stage_cost.h"
@@ -143,15 +144,7 @@ absl::StatusOr<SearchedStage> PriceMixedStageOfPlan(GroupProfilers& profilers, c
       return absl::InvalidArgumentError(
           absl::StrFormat("plan: stages[%d]: the cost model rejects a replica group of this stage", index));
     }
-    const std::vector<Time> gather = gathers.Of(base, c->groups, r);
-    if (!gather.empty()) {
-      c->option.forward = c->option.backward = 0;
-      for (SearchedGroup& g : c->groups) {
-        AddZeroThreeGathers(gather, gathers.prefetch, g.option);
-        c->option.forward = std::max(c->option.forward, g.option.forward);
-        c->option.backward = std::max(c->option.backward, g.option.backward);
-      }
-    }
+    AddMixedStageGathers(gathers.Of(base, c->groups, r), gathers.prefetch, *c);
     AddMixedChunk(s, *c, chunks.size() > 1);
   }
   static_cast<spec::LayerRange&>(s) = st;

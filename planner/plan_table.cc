@@ -62,9 +62,11 @@ std::string RenderPlanOutcome(const planner::PlanOutcome& o, const std::string& 
   const planner::Prediction& p = o.prediction;
   std::string s = absl::StrFormat(
       "plan \"%s\": model \"%s\" on cluster \"%s\", planner %s over %d planner layers\n"
-      "global batch %d = %d microbatches of %d, schedule %s\n",
+      "global batch %d = %d microbatches of %d, schedule %s%s%s\n",
       plan.name, o.model.name, cluster_name, planner::PlannerName(o.planner), o.planner_layers, plan.global_batch_size,
-      p.microbatches, plan.micro_batch_size, pipeline::ScheduleName(plan.schedule));
+      p.microbatches, plan.micro_batch_size, pipeline::ScheduleName(plan.schedule),
+      plan.virtual_stages > 1 ? absl::StrFormat(" x %d chunks a stage", plan.virtual_stages) : "",
+      plan.zero3_prefetch ? ", ZeRO-3 gathers prefetched" : "");
   // MoE models add the experts' layout, EP x ETP (dense plans print as before).
   const bool moe = o.model.transformer && o.model.transformer->num_experts > 1;
   absl::StrAppendFormat(&s, "%-5s %-11s %-14s %-8s %3s %3s %s%4s %-9s %6s %9s %9s %9s %9s %15s\n", "stage", "layers",

@@ -272,6 +272,8 @@ spec::PlanSpec PlanShapeOf(const PlanRequest& request, const PlanOutcome& out, c
   shape.microbatches = best.prediction->microbatches;
   shape.context_parallel = best.context_parallel;
   shape.schedule = best.candidate->schedule;
+  shape.virtual_stages = best.candidate->virtual_stages;
+  shape.zero3_prefetch = best.candidate->zero3_prefetch;
   return shape;
 }
 
@@ -344,7 +346,7 @@ BestCandidate SearchMixed(const PlanRequest& request, const workload::ModelCost&
     std::optional<PipelineCandidate> c = PlanMixedReplicas(ctx);
     if (!c) continue;
     absl::StatusOr<Prediction> p = Predict(cluster, c->stages, ctx.microbatches, c->schedule, request.epsilon, {},
-                                           WorkOf(cost, request.global_batch_size));
+                                           WorkOf(cost, request.global_batch_size), c->virtual_stages);
     if (p.ok() && (!best.prediction || p->iteration < best.prediction->iteration)) best = {{mbs, 1}, std::move(c), *p};
   }
   return best;
@@ -364,6 +366,16 @@ std::string SharesOf(const spec::StageSpec& st) {
   return absl::StrJoin(parts, " + ");
 }
 
+// ", interleaved 1F1B x 2 chunks", ", ZeRO-3 with prefetch" where the family's plan takes them.
+std::string MixedScheduleOf(const spec::PlanSpec& plan) {
+  std::string out;
+  if (plan.virtual_stages > 1) absl::StrAppendFormat(&out, ", interleaved 1F1B x %d chunks", plan.virtual_stages);
+  const bool zero3 =
+      std::any_of(plan.stages.begin(), plan.stages.end(), [](const spec::StageSpec& st) { return st.zero_stage >= 3; });
+  if (zero3) absl::StrAppend(&out, plan.zero3_prefetch ? ", ZeRO-3 with prefetch" : ", ZeRO-3");
+  return out;
+}
+
 // Why the plan is or is not made of mixed replica groups: the two families' predictions side by side.
 std::string MixedChoiceNote(PlannerKind kind, bool searched, const BestCandidate& one_island,
                             const BestCandidate& mixed, const spec::PlanSpec& mixed_plan, bool mixed_chosen) {
@@ -376,12 +388,14 @@ std::string MixedChoiceNote(PlannerKind kind, bool searched, const BestCandidate
   }
   if (!mixed.prediction) {
     return "mixed replica groups searched (every island cut into 1-8 equal slices, stage i on slice i of each, "
-           "shares of the micro-batch by measured speed): none fits or the model or CP rules them out; every stage "
-           "stays inside one island";
+           "shares of the micro-batch by measured speed, ZeRO-3 where memory needs it, interleaved chunks): none fits "
+           "or the model or CP rules them out; every stage stays inside one island";
   }
-  const std::string what = absl::StrFormat("%s of mixed replica groups (stage 0: %s; micro-batch %d)",
-                                           Counted(mixed_plan.stages.size(), "stage"),
-                                           SharesOf(mixed_plan.stages.front()), mixed.micro_batch_size);
+  std::string what = absl::StrFormat("%s of mixed replica groups (stage 0: %s; micro-batch %d%s)",
+                                     Counted(mixed_plan.stages.size(), "stage"), SharesOf(mixed_plan.stages.front()),
+                                     mixed.micro_batch_size, MixedScheduleOf(mixed_plan));
+  // What the family's search took beyond ETP 1, ZeRO 0-2 and 1F1B, and against what (mixed_search.h).
+  if (!mixed.candidate->why.empty()) absl::StrAppend(&what, " [", absl::StrJoin(mixed.candidate->why, "; "), "]");
   const double mixed_ms = TimeToMilliseconds(mixed.prediction->iteration);
   if (!one_island.prediction) {
     return absl::StrFormat("chosen: %s, predicted %.3f ms; no plan keeping every stage inside one island fits", what,
