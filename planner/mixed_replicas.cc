@@ -199,8 +199,8 @@ std::vector<GpuId> MixedShardGpus(const ClusterModel& cluster, const std::vector
   for (const SearchedGroup& g : groups) {
     if (g.first_node < 0 || g.first_gpu < 0) return {};
     // A replica's CP x TP GPUs, or (the experts) a copy's ETP x EP.
-    const int per_replica = expert_block > 0 ? std::max(1, OwnExpertBlock(g, expert_block))
-                                             : g.shape.gpus() / std::max(1, g.data_parallel);
+    const int per_replica =
+        expert_block > 0 ? std::max(1, OwnExpertBlock(g, expert_block)) : g.shape.gpus() / std::max(1, g.data_parallel);
     const int copies = expert_block > 0 ? g.shape.gpus() / per_replica : g.data_parallel;
     for (int r = 0; r < copies; ++r) {
       const int at = r * per_replica;
@@ -329,7 +329,8 @@ std::vector<SharedFlow> MixedSyncFlows(const ClusterModel& cluster, const std::v
   if (!gather) return {};
   gather->after = after_step;
   flows.push_back(*std::move(gather));
-  if (std::optional<SharedFlow> g = MixedExpertRingFlow(cluster, groups, nccl, expert_block, CollectiveOp::kAllGather)) {
+  if (std::optional<SharedFlow> g =
+          MixedExpertRingFlow(cluster, groups, nccl, expert_block, CollectiveOp::kAllGather)) {
     g->after = after_step;
     flows.push_back(*std::move(g));
   }

@@ -102,9 +102,10 @@ std::vector<GpuId> MixedShardGpus(const ClusterModel& cluster, const std::vector
 // shard groups a GPU of a coarser group carries (finest / t_g), under key -1; each NIC it crosses (key
 // kMixedNicKey + the GPU id of the NIC's first GPU) at its link's rate in the simulator (the line rate x
 // NCCL's efficiency, since session 40) over the distinct shard rings through it (a ring leaves a node
-// once, not once per GPU); each crossing between two islands at what it gives a ring (MixedRingOf). Its latency NCCL's. nullopt when a group is not placed or NCCL cannot
-// price the group (MixedRingTime then). `bytes` (per GPU of a shard group) other than 0 prices a
-// collective of that many bytes instead of the gradients' (a ZeRO-3 layer's gather, MixedLayerGathers).
+// once, not once per GPU); each crossing between two islands at what it gives a ring (MixedRingOf). Its
+// latency NCCL's. nullopt when a group is not placed or NCCL cannot price the group (MixedRingTime
+// then). `bytes` (per GPU of a shard group) other than 0 prices a collective of that many bytes instead
+// of the gradients' (a ZeRO-3 layer's gather, MixedLayerGathers).
 inline constexpr int kMixedNicKey = 1 << 20;
 std::optional<SharedFlow> MixedDenseRingFlow(const ClusterModel& cluster, const std::vector<SearchedGroup>& groups,
                                              RangeNccl& nccl, CollectiveOp op = CollectiveOp::kAllReduce,

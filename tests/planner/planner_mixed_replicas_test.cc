@@ -242,7 +242,7 @@ TEST_CASE("mixed replicas: the shard rings of TP 4 groups share each node's one 
         Approx(alone->latency_s + wire / slowest).epsilon(1e-6));
 }
 
-TEST_CASE("mixed replicas: an MoE stage's expert rings are NCCL flows through each node's one NIC, after the dense ring",
+TEST_CASE("mixed replicas: an MoE stage's expert rings are NCCL flows through each node's NIC after the dense ring",
           "[planner][mixed][experts]") {
   // Session 40: an A100 node at EP 8 beside an L40S node at EP 4 (each L40S GPU holds two of the 8 experts,
   // so it joins two of the 8 expert rings). Expert shard 0 is A100 GPU 0 and L40S GPUs 0 and 4 (the

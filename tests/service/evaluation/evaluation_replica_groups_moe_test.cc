@@ -16,9 +16,8 @@ namespace hetsim::evaluation {
 namespace {
 
 // `validate` on tests/planner_data/`plan` over the A100 + RTX 4090 cluster (or `cluster`): one stage predicted.
-OwnValidation ValidateOnMixedCluster(const std::string& plan,
-                                     const std::string& cluster = HETSIM_SOURCE_DIR
-                                     "/tests/planner_data/cluster-a100-rtx4090.pbtxt") {
+OwnValidation ValidateOnMixedCluster(const std::string& plan, const std::string& cluster = HETSIM_SOURCE_DIR
+                                                              "/tests/planner_data/cluster-a100-rtx4090.pbtxt") {
   absl::StatusOr<proto::PlanInputs> inputs =
       proto::LoadPlanInputs(HETSIM_SOURCE_DIR "/tests/planner_data/" + plan, cluster);
   INFO(inputs.status().message());
