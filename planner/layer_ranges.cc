@@ -73,9 +73,6 @@ struct RangeRing {
   std::vector<GpuId> expert_gpus;
   int64_t expert_bytes = 0, expert_param_bytes = 0;
   int expert_shards = 1, finest = 1;  // its expert-data-parallel groups (ETP x EP); its holders' finest TP
-  // Where placed: the NICs its shard rings leave their nodes through (MixedNicLinks: the simulator's rate
-  // one way, the distinct rings of the range through it).
-  std::map<int, std::pair<double, int>> nics;
   std::vector<int> shard_load;  // per holder (a mixed one: per replica group): the shard groups each of its GPUs joins
                                 // (finest TP / its TP)
 
@@ -96,7 +93,6 @@ void ShardGroupOf(const ClusterModel& cluster, const std::vector<SearchedGroup>&
   if (gpus.empty()) return;
   for (const SearchedGroup& g : groups) out.shard_load.push_back(finest / std::max(1, g.tensor_parallel));
   out.shard_gpus = std::move(gpus);
-  out.nics = MixedNicLinks(cluster, placed, finest);
 }
 
 // `out.holders`' groups on `cluster` with their readiness and zero stage into `out`; `finest` their
@@ -243,9 +239,6 @@ RangeRing TiedRingOf(const workload::ModelCost& model, const ClusterModel& clust
 
 // Where each stage's links sit among ShareLinks' keys: stage i of pipeline p is first_stage_key[p] + i
 // (its NIC share), and `stage_keys` further when its ranges ring over its GPUs' links on one node.
-// The first key of the NICs' links (AddNodeNics), below every crossing's (-1 - island pair).
-inline constexpr int kNodeNicKey = -(1 << 22);
-
 struct StageKeys {
   std::vector<int> first_stage_key;
   int stage_keys = 0;
@@ -279,24 +272,12 @@ std::optional<NcclPrice> PriceOf(const RangeRing& ring, const std::vector<RangeC
     if (!one) return std::nullopt;
     sum.seconds += one->seconds;
     sum.latency_s += one->latency_s;
-    sum.payload_fraction = std::min(sum.payload_fraction, one->payload_fraction);
     const double bytes = static_cast<double>(c.bytes) * (c.op == CollectiveOp::kAllReduce ? 2 : 1);
     crossing += one->crossing * bytes;
     ring_bytes += bytes;
   }
   if (ring_bytes > 0) sum.crossing = crossing / ring_bytes;
   return sum;
-}
-
-// Session 40: each NIC the placed `ring`'s shard rings leave a node through (RangeRing::nics), as one link
-// per NIC (keys below the crossings') that every range's flow through it shares, as the simulator's flows
-// share the NIC: its rate (the link's, line x NCCL's efficiency) in payload bytes of the flow's protocol
-// (the simulator moves bytes / payload_fraction on the wire: LL 4 a byte) over the range's rings through
-// it, beside the holding stages' NIC shares.
-void AddNodeNics(const RangeRing& ring, double payload_fraction, SharedFlow& flow) {
-  for (const auto& [key, nic] : ring.nics) {
-    flow.links.emplace_back(kNodeNicKey - (key - kMixedNicKey), nic.first * payload_fraction / std::max(1, nic.second));
-  }
 }
 
 // Collectives of `bytes` per GPU over range `ring` as one flow over the links it crosses: each
@@ -332,7 +313,6 @@ SharedFlow RangeFlow(const RangeRing& ring, const StageKeys& keys, double bytes,
       flow.links.emplace_back(2 * keys.stage_keys + nccl.HopsOf(ring.shard_gpus),
                               flow.bytes / price->bandwidth_s() / load);
   }
-  if (price && !m.one_node) AddNodeNics(ring, price->payload_fraction, flow);
   // Each crossing at the rate it gives a ring, the flow's bytes there as its algorithm moves them.
   const double crossing = price && price->crossing > 0 ? price->crossing : 1.0;
   for (const auto& [pair, rate] : m.crossing_bytes_per_s) {
@@ -410,7 +390,6 @@ size_t AddRangeFlows(const RangeRing& ring, const RangeOptions& options, const s
     experts.grad_bytes = ring.expert_bytes;
     experts.param_bytes = ring.expert_param_bytes;
     experts.expert_gpus.clear();
-    for (auto& [key, nic] : experts.nics) nic.second = ring.expert_shards;  // every expert ring leaves the node
     // Every expert group crosses the islands at once (the dense rings' price shares a crossing by the finest TP).
     for (auto& [pair, rate] : experts.parts.crossing_bytes_per_s)
       rate *= static_cast<double>(ring.finest) / ring.expert_shards;

@@ -5,7 +5,6 @@
 
 #include "absl/status/statusor.h"
 #include "sim/collectives/layout.h"
-#include "sim/collectives/nccl_model.h"
 
 namespace hetsim::planner {
 
@@ -86,8 +85,7 @@ std::optional<NcclPrice> RangeNccl::Of(const std::vector<GpuId>& gpus, Collectiv
       collectives::ShapeFor(topology_, router_, tiny, shape.algorithm, shape.protocol);
   if (!alpha.ok()) return out;
   out = NcclPrice{shape.estimated_seconds.value(), std::min(alpha->estimated_seconds, shape.estimated_seconds).value(),
-                  op == CollectiveOp::kAllReduce ? CrossingLoadRatio(topology_, gpus, shape) : 1.0,
-                  topology_.nccl_model() ? collectives::ProtocolBandwidthFraction(shape.protocol) : 1.0};
+                  op == CollectiveOp::kAllReduce ? CrossingLoadRatio(topology_, gpus, shape) : 1.0};
   return out;
 }
 

@@ -39,10 +39,6 @@ struct NcclPrice {
   // What its algorithm moves over the busiest crossing between islands for a ring's bytes there
   // (CrossingLoadRatio), weighted by each collective's ring bytes when it stands for several.
   double crossing = 1;
-  // What of a link's rate its payload gets: the bytes it moves on the wire per byte are 1 / this, as the
-  // simulator moves them (collectives::ProtocolBandwidthFraction of its protocol: LL 0.25, LL128 0.92,
-  // Simple 1; the smallest when it stands for several).
-  double payload_fraction = 1;
   double bandwidth_s() const { return std::max(0.0, seconds - latency_s); }
 };
 
