@@ -217,12 +217,16 @@ Time MixedRingTime(const ClusterModel& cluster, const std::vector<SearchedGroup>
              : 0;
 }
 
-std::vector<GpuId> MixedShardGpus(const ClusterModel& cluster, const std::vector<SearchedGroup>& groups) {
+std::vector<GpuId> MixedShardGpus(const ClusterModel& cluster, const std::vector<SearchedGroup>& groups,
+                                  int expert_block) {
   std::vector<GpuId> gpus;
   for (const SearchedGroup& g : groups) {
     if (g.first_node < 0 || g.first_gpu < 0) return {};
-    const int per_replica = g.shape.gpus() / std::max(1, g.data_parallel);  // CP x TP
-    for (int r = 0; r < g.data_parallel; ++r) {
+    // A replica's CP x TP GPUs, or (the experts) a copy's ETP x EP.
+    const int per_replica =
+        expert_block > 0 ? std::max(1, OwnExpertBlock(g, expert_block)) : g.shape.gpus() / std::max(1, g.data_parallel);
+    const int copies = expert_block > 0 ? g.shape.gpus() / per_replica : g.data_parallel;
+    for (int r = 0; r < copies; ++r) {
       const int at = r * per_replica;
       absl::StatusOr<GpuId> gpu = cluster.topology().GpuIdOf(g.island, g.first_node + at / g.shape.gpus_per_node,
                                                              g.first_gpu + at % g.shape.gpus_per_node);
@@ -235,11 +239,23 @@ std::vector<GpuId> MixedShardGpus(const ClusterModel& cluster, const std::vector
 
 namespace {
 
+// What the NIC of `gpu` carries into the fabric as the simulator's link does (its line rate x its fabric's
+// NCCL bandwidth efficiency, topology/device_graph.h; an ETHERNET island's socket streams' cap included);
+// `line` where the node has no NIC link.
+double NicUplinkBytesPerS(const topology::Topology& topology, GpuId gpu, double line) {
+  const topology::DeviceId nic = topology.nic_of(gpu);
+  if (nic == topology::kNoDevice) return line;
+  const LinkId up = topology.nic_uplink(nic);
+  return up == topology::kNoLink ? line : topology.link(up).bandwidth.bytes_per_second();
+}
+
 // The NICs (key: (its capacity one way, the rings through it)) `groups`' shard rings cross on each node: a
 // NIC carries the distinct shard rings of the GPUs wired to it (all `finest` once it sees every TP rank of
-// a replica).
+// a replica). The experts' (`expert_block` > 0): the same with a copy's ETP x EP in place of a replica's TP
+// and `finest` the block.
 std::map<int, std::pair<double, int>> MixedNicLinks(const ClusterModel& cluster,
-                                                    const std::vector<SearchedGroup>& groups, int finest) {
+                                                    const std::vector<SearchedGroup>& groups, int finest,
+                                                    int expert_block) {
   std::map<int, int> rings;
   std::map<int, double> capacity;
   for (const SearchedGroup& g : groups) {
@@ -253,9 +269,9 @@ std::map<int, std::pair<double, int>> MixedNicLinks(const ClusterModel& cluster,
         const absl::StatusOr<GpuId> first = cluster.topology().GpuIdOf(g.island, node, nic * per_nic);
         if (!first.ok()) continue;
         const int key = kMixedNicKey + first->value();
-        const int t = std::max(1, g.tensor_parallel);
+        const int t = std::max(1, expert_block > 0 ? OwnExpertBlock(g, expert_block) : g.tensor_parallel);
         rings[key] = std::min(finest, rings[key] + std::min(t, count) * (finest / t));
-        capacity[key] = im.node_nic_bytes_per_s / nics;
+        capacity[key] = NicUplinkBytesPerS(cluster.topology(), *first, im.node_nic_bytes_per_s / nics);
       }
     }
   }
@@ -264,17 +280,22 @@ std::map<int, std::pair<double, int>> MixedNicLinks(const ClusterModel& cluster,
   return out;
 }
 
-}  // namespace
-
-std::optional<SharedFlow> MixedDenseRingFlow(const ClusterModel& cluster, const std::vector<SearchedGroup>& groups,
-                                             RangeNccl& nccl, CollectiveOp op, int64_t bytes) {
-  MixedRing ring = MixedRingOf(cluster, groups);
+// MixedDenseRingFlow, or with `expert_block` > 0 the experts' (MixedExpertRingFlow).
+std::optional<SharedFlow> MixedRingFlow(const ClusterModel& cluster, const std::vector<SearchedGroup>& groups,
+                                        RangeNccl& nccl, CollectiveOp op, int64_t bytes, int expert_block) {
+  MixedRing ring = MixedRingOf(cluster, groups, expert_block);
   if (bytes > 0) ring.bytes = static_cast<double>(bytes);
-  const std::optional<NcclPrice> price = nccl.Of(MixedShardGpus(cluster, groups), op, static_cast<int64_t>(ring.bytes));
+  if (!(ring.bytes > 0)) return std::nullopt;
+  const std::optional<NcclPrice> price =
+      nccl.Of(MixedShardGpus(cluster, groups, expert_block), op, static_cast<int64_t>(ring.bytes));
   if (!price) return std::nullopt;
+  // The rings at once (the finest TP split's, or the experts' block) and the most a GPU carries of them.
   int finest = 1, load = 1;
   for (const SearchedGroup& g : groups) finest = std::max(finest, g.tensor_parallel);
-  for (const SearchedGroup& g : groups) load = std::max(load, finest / std::max(1, g.tensor_parallel));
+  if (expert_block > 0) finest = expert_block;
+  for (const SearchedGroup& g : groups) {
+    load = std::max(load, finest / std::max(1, expert_block > 0 ? OwnExpertBlock(g, expert_block) : g.tensor_parallel));
+  }
   SharedFlow flow;
   const double steps = (op == CollectiveOp::kAllReduce ? 2.0 : 1.0) * (ring.replicas - 1);
   flow.bytes = steps / ring.replicas * ring.bytes;
@@ -284,7 +305,7 @@ std::optional<SharedFlow> MixedDenseRingFlow(const ClusterModel& cluster, const 
   const double alone = price->bandwidth_s() > 0 ? flow.bytes / price->bandwidth_s() : 0;
   if (alone > 0) flow.links.emplace_back(-1, alone / load);
   if (!ring.one_node) {
-    for (const auto& [key, nic] : MixedNicLinks(cluster, groups, finest))
+    for (const auto& [key, nic] : MixedNicLinks(cluster, groups, finest, expert_block))
       flow.links.emplace_back(key, std::max(nic.first, alone) / nic.second);
   }
   for (const auto& [pair, rate] : ring.crossing_bytes_per_s) {
@@ -296,22 +317,53 @@ std::optional<SharedFlow> MixedDenseRingFlow(const ClusterModel& cluster, const 
   return flow;
 }
 
+}  // namespace
+
+std::optional<SharedFlow> MixedDenseRingFlow(const ClusterModel& cluster, const std::vector<SearchedGroup>& groups,
+                                             RangeNccl& nccl, CollectiveOp op, int64_t bytes) {
+  return MixedRingFlow(cluster, groups, nccl, op, bytes, 0);
+}
+
+std::optional<SharedFlow> MixedExpertRingFlow(const ClusterModel& cluster, const std::vector<SearchedGroup>& groups,
+                                              RangeNccl& nccl, int expert_block, CollectiveOp op) {
+  if (expert_block <= 0) return std::nullopt;
+  return MixedRingFlow(cluster, groups, nccl, op, 0, expert_block);
+}
+
 std::vector<SharedFlow> MixedSyncFlows(const ClusterModel& cluster, const std::vector<SearchedGroup>& groups,
-                                       int zero_stage, Time step, RangeNccl& nccl) {
-  if (zero_stage < 1) {
-    std::optional<SharedFlow> ring = MixedDenseRingFlow(cluster, groups, nccl);
-    if (!ring) return {};
-    return {*std::move(ring), SharedFlow{.after = 0, .latency = step}};
+                                       int zero_stage, Time step, RangeNccl& nccl, int expert_block) {
+  const CollectiveOp reduce = zero_stage < 1 ? CollectiveOp::kAllReduce : CollectiveOp::kReduceScatter;
+  std::optional<SharedFlow> dense = MixedDenseRingFlow(cluster, groups, nccl, reduce);
+  if (!dense) return {};
+  std::vector<SharedFlow> flows = {*std::move(dense)};
+  // The experts' buckets follow the dense ones (the simulator's AppendBuckets); where NCCL cannot price
+  // their rings, their ring at its slowest hop before the step.
+  std::optional<SharedFlow> experts = MixedExpertRingFlow(cluster, groups, nccl, expert_block, reduce);
+  if (experts) {
+    experts->after = 0;
+    flows.push_back(*std::move(experts));
+  } else {
+    step += MixedExpertsTime(cluster, groups, expert_block);
   }
-  std::optional<SharedFlow> scatter = MixedDenseRingFlow(cluster, groups, nccl, CollectiveOp::kReduceScatter);
-  if (!scatter) return {};
-  std::vector<SharedFlow> flows = {*std::move(scatter), SharedFlow{.after = 0, .latency = step}};
-  if (zero_stage >= 3) return flows;  // ZeRO-3 gathers before each pass, not after the step
+  flows.push_back(SharedFlow{.after = static_cast<int>(flows.size()) - 1, .latency = step, .bytes = 0, .links = {}});
+  if (zero_stage < 1 || zero_stage >= 3) return flows;  // ZeRO-3 gathers before each pass, not after the step
+  // ZeRO-1/2: both parameter all-gathers at once after the step (the simulator's ParamGather).
+  const int after_step = static_cast<int>(flows.size()) - 1;
   std::optional<SharedFlow> gather = MixedDenseRingFlow(cluster, groups, nccl, CollectiveOp::kAllGather);
   if (!gather) return {};
-  gather->after = 1;
+  gather->after = after_step;
   flows.push_back(*std::move(gather));
+  if (std::optional<SharedFlow> g =
+          MixedExpertRingFlow(cluster, groups, nccl, expert_block, CollectiveOp::kAllGather)) {
+    g->after = after_step;
+    flows.push_back(*std::move(g));
+  }
   return flows;
+}
+
+Time MixedSyncEnd(const std::vector<SharedFlow>& flows) {
+  const std::vector<Time> ends = ShareLinks(flows);
+  return ends.empty() ? Time() : *std::max_element(ends.begin(), ends.end());
 }
 
 Time MixedDenseRingTime(const ClusterModel& cluster, const std::vector<SearchedGroup>& groups, RangeNccl& nccl) {
@@ -384,9 +436,11 @@ Time MixedExpertsTime(const ClusterModel& cluster, const std::vector<SearchedGro
 
 MixedSync MixedGradSync(const ClusterModel& cluster, const std::vector<SearchedGroup>& groups, int zero_stage,
                         RangeNccl& nccl, int expert_block) {
-  const Time step = MixedStepTime(cluster, groups) + MixedExpertsTime(cluster, groups, expert_block);
-  MixedSync sync{.flows = MixedSyncFlows(cluster, groups, zero_stage, step, nccl)};
-  sync.time = sync.flows.empty() ? MixedRingTime(cluster, groups) + step : ShareLinks(sync.flows).back();
+  const Time step = MixedStepTime(cluster, groups);
+  MixedSync sync{.flows = MixedSyncFlows(cluster, groups, zero_stage, step, nccl, expert_block)};
+  sync.time = sync.flows.empty()
+                  ? MixedRingTime(cluster, groups) + MixedExpertsTime(cluster, groups, expert_block) + step
+                  : MixedSyncEnd(sync.flows);
   return sync;
 }
 

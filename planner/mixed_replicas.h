@@ -8,8 +8,9 @@
 // gradients reduce per shard of the finest TP split T over all D replicas, one ring per shard, all at
 // once, as NCCL runs them on the placed groups (MixedSyncFlows below: NCCL's estimate on shard group 0,
 // a GPU of a group with TP t_g carrying T / t_g shards, each NIC and each crossing between islands
-// divided among the rings through it); groups not placed: each ring at the pace of its slowest hop
-// through each GPU's NIC share (MixedRingOf).
+// divided among the rings through it); an MoE stage's experts then per shard of the finest expert split,
+// priced alike (MixedExpertRingFlow); groups not placed: each ring at the pace of its slowest hop through
+// each GPU's NIC share (MixedRingOf).
 //
 // Search (the "mixed replicas" family, after HAPT's DP): ideas from Metis (USENIX ATC'24: a stage's
 // device group spans GPU types, the batch split by their measured speed, every split priced by one cost
@@ -98,31 +99,51 @@ Time MixedRingTime(const ClusterModel& cluster, const std::vector<SearchedGroup>
 
 // The GPUs of the first shard group of `groups` (placed at their first_node and first_gpu): TP rank 0 of
 // every replica, group after group, each replica's mesh GPU r x (its GPUs / its DP), node-major, as the
-// simulator's groups (executor::SyncGroupsOf); empty when a group is not placed.
-std::vector<GpuId> MixedShardGpus(const ClusterModel& cluster, const std::vector<SearchedGroup>& groups);
+// simulator's groups (executor::SyncGroupsOf); with `expert_block` the experts' first shard group instead:
+// expert rank 0 of every copy, mesh GPU c x (its own ETP x EP) (StageLayout::ExpertDataGroup(0)). Empty
+// when a group is not placed.
+std::vector<GpuId> MixedShardGpus(const ClusterModel& cluster, const std::vector<SearchedGroup>& groups,
+                                  int expert_block = 0);
 
 // The dense gradients' all-reduce over placed `groups` as the simulator runs it, as one flow of a
 // shard group's ring bytes (2 (n - 1) / n of them, what a ring moves through each NIC it crosses each way)
 // over: its own pace, NCCL's choice of algorithm, protocol and channels on the first shard group's GPUs
 // and links (RangeNccl, as the layer ranges of a plan of pipelines), its bandwidth term stretched by the
 // shard groups a GPU of a coarser group carries (finest / t_g), under key -1; each NIC it crosses (key
-// kMixedNicKey + the GPU id of the NIC's first GPU) at the node's NIC rate over the distinct shard rings
-// through it (a ring leaves a node once, not once per GPU); each crossing between two islands at what it
-// gives a ring (MixedRingOf). Its latency NCCL's. nullopt when a group is not placed or NCCL cannot
-// price the group (MixedRingTime then). `bytes` (per GPU of a shard group) other than 0 prices a
-// collective of that many bytes instead of the gradients' (a ZeRO-3 layer's gather, MixedLayerGathers).
+// kMixedNicKey + the GPU id of the NIC's first GPU) at its link's rate in the simulator (the line rate x
+// NCCL's efficiency, since session 40) over the distinct shard rings through it (a ring leaves a node
+// once, not once per GPU); each crossing between two islands at what it gives a ring (MixedRingOf). Its
+// latency NCCL's. nullopt when a group is not placed or NCCL cannot price the group (MixedRingTime
+// then). `bytes` (per GPU of a shard group) other than 0 prices a collective of that many bytes instead
+// of the gradients' (a ZeRO-3 layer's gather, MixedLayerGathers).
 inline constexpr int kMixedNicKey = 1 << 20;
 std::optional<SharedFlow> MixedDenseRingFlow(const ClusterModel& cluster, const std::vector<SearchedGroup>& groups,
                                              RangeNccl& nccl, CollectiveOp op = CollectiveOp::kAllReduce,
                                              int64_t bytes = 0);
 
-// A mixed stage's synchronisation as the simulator orders it, flows started at 0 one after another
-// (SharedFlow::after), which Predict shares with the other mixed stages' (SearchedStage::grad_sync_flows):
-// the all-reduce (MixedDenseRingFlow) then `step` as a latency; under ZeRO-1/2 the reduce-scatter, `step`,
-// then the parameters' all-gather, each priced as itself; under ZeRO-3 the reduce-scatter and `step`.
-// Empty when there is no ring flow (groups not placed).
+// An MoE stage's experts' rings (`expert_block`: the finest ETP x EP) as one flow, as the dense ring's
+// (MixedDenseRingFlow) with the experts' shard groups in place of the TP ranks': NCCL's choice on the
+// first expert shard group's GPUs (MixedShardGpus), its bandwidth term stretched by the rings a GPU of a
+// coarser copy carries (block / its own ETP x EP), each NIC at its rate over the distinct expert rings
+// through it, each crossing at what it gives a ring of `expert_block` at once (MixedRingOf with the
+// block). The same links as the dense ring's (key -1: the stage's GPUs, in both). nullopt without an
+// expert block or expert bytes, or where NCCL cannot price the group.
+std::optional<SharedFlow> MixedExpertRingFlow(const ClusterModel& cluster, const std::vector<SearchedGroup>& groups,
+                                              RangeNccl& nccl, int expert_block,
+                                              CollectiveOp op = CollectiveOp::kAllReduce);
+
+// A mixed stage's synchronisation as the simulator orders it (sim/executor: AppendBuckets, ParamGather),
+// flows started at 0, each after the one it follows (SharedFlow::after), which Predict shares with the other
+// mixed stages' (SearchedStage::grad_sync_flows): the dense all-reduce (MixedDenseRingFlow), with
+// `expert_block` the experts' after it (MixedExpertRingFlow), then `step` as a latency; under ZeRO-1/2 the
+// reduce-scatters in that order, `step`, then the dense and the experts' parameter all-gathers at once,
+// sharing their links; under ZeRO-3 the reduce-scatters and `step`. Experts NCCL cannot price: their
+// MixedExpertsTime added to `step`. Empty when there is no dense ring flow (groups not placed).
 std::vector<SharedFlow> MixedSyncFlows(const ClusterModel& cluster, const std::vector<SearchedGroup>& groups,
-                                       int zero_stage, Time step, RangeNccl& nccl);
+                                       int zero_stage, Time step, RangeNccl& nccl, int expert_block = 0);
+
+// When the last of a stage's synchronisation flows (MixedSyncFlows) ends, alone (ShareLinks); 0 for none.
+Time MixedSyncEnd(const std::vector<SharedFlow>& flows);
 
 // The dense ring's flow alone (ShareLinks), or MixedRingTime when there is none: the one price of a mixed
 // stage's dense gradients that other rings (an MoE stage's experts') may follow.
@@ -158,12 +179,13 @@ void AddZeroThreeGathers(const std::vector<Time>& gather, bool prefetch, StageOp
 // The slowest group's optimizer step and host overhead after a mixed stage's synchronisation.
 Time MixedStepTime(const ClusterModel& cluster, const std::vector<SearchedGroup>& groups);
 
-// An MoE stage's experts' rings (`expert_block`: its ETP x EP; 0: none), after the dense ones.
+// An MoE stage's experts' rings (`expert_block`: its ETP x EP; 0: none) at their slowest hop (MixedRingTime),
+// for groups not placed (MixedExpertRingFlow otherwise).
 Time MixedExpertsTime(const ClusterModel& cluster, const std::vector<SearchedGroup>& groups, int expert_block);
 
 // The gradient synchronisation and optimizer step after a mixed stage's last backward at `zero_stage`:
-// MixedSyncFlows alone, or MixedRingTime and the step when the groups are not placed; with `expert_block`
-// the experts' rings (MixedExpertsTime) before the step.
+// MixedSyncFlows alone (MixedSyncEnd), or when the groups are not placed MixedRingTime, with `expert_block`
+// the experts' rings (MixedExpertsTime), and the step.
 Time MixedGradSyncTime(const ClusterModel& cluster, const std::vector<SearchedGroup>& groups, int zero_stage,
                        RangeNccl& nccl, int expert_block = 0);
 

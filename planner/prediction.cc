@@ -161,7 +161,11 @@ std::vector<Time> SharedRingDelays(const std::vector<SearchedStage>& stages,
     for (SharedFlow& f : alone) {
       if (f.after >= 0) f.after -= static_cast<int>(range[k].first);
     }
-    delay[stage_of[k]] = ends[range[k].second - 1] - ShareLinks(alone).back();
+    // A stage's synchronisation ends with its last flow (ZeRO-1/2: two gathers at once).
+    const Time shared = *std::max_element(ends.begin() + static_cast<std::ptrdiff_t>(range[k].first),
+                                          ends.begin() + static_cast<std::ptrdiff_t>(range[k].second));
+    const std::vector<Time> own = ShareLinks(alone);
+    delay[stage_of[k]] = shared - *std::max_element(own.begin(), own.end());
   }
   return delay;
 }

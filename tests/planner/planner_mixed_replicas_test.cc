@@ -242,6 +242,67 @@ TEST_CASE("mixed replicas: the shard rings of TP 4 groups share each node's one 
         Approx(alone->latency_s + wire / slowest).epsilon(1e-6));
 }
 
+TEST_CASE("mixed replicas: an MoE stage's expert rings are NCCL flows through each node's NIC after the dense ring",
+          "[planner][mixed][experts]") {
+  // Session 40: an A100 node at EP 8 beside an L40S node at EP 4 (each L40S GPU holds two of the 8 experts,
+  // so it joins two of the 8 expert rings). Expert shard 0 is A100 GPU 0 and L40S GPUs 0 and 4 (the
+  // simulator's ExpertDataGroup(0)); the 8 rings cross each node's one NIC once each way, each at an
+  // eighth of what the simulator's NIC link carries (its line rate x the island's NCCL efficiency), and
+  // never below NCCL's own pace for a ring alone, which an L40S GPU divides between its two rings.
+  const std::unique_ptr<ClusterModel> cluster = MixedCloud();
+  const int64_t bytes = int64_t{900} << 20;  // the finest expert shard's gradients
+  std::vector<SearchedGroup> groups = {PlacedGroup(0, 8, 1, 0), PlacedGroup(1, 8, 1, 0)};
+  groups[0].expert_parallel = 8;
+  groups[1].expert_parallel = 4;
+  for (SearchedGroup& g : groups) g.expert_tensor_parallel = 1;
+  groups[0].option.expert_grad_sync_bytes = bytes;
+  groups[1].option.expert_grad_sync_bytes = 2 * bytes;
+  groups[0].option.grad_sync_bytes = groups[1].option.grad_sync_bytes = int64_t{300} << 20;
+  const topology::Topology& t = cluster->topology();
+  CHECK(MixedShardGpus(*cluster, groups, 8) == std::vector<GpuId>{GpuId(0), GpuId(16), GpuId(20)});
+  RangeNccl pricer(*cluster);
+  const std::optional<SharedFlow> flow = MixedExpertRingFlow(*cluster, groups, pricer, 8);
+  REQUIRE(flow);
+  const double wire = 2.0 * 2 / 3 * static_cast<double>(bytes);
+  CHECK(flow->bytes == Approx(wire).epsilon(1e-12));
+  const std::optional<NcclPrice> alone = pricer.Of({GpuId(0), GpuId(16), GpuId(20)}, CollectiveOp::kAllReduce, bytes);
+  REQUIRE(alone);
+  const double pace = wire / alone->bandwidth_s();
+  // The NIC link as the simulator has it: 100 Gb/s x ETHERNET's 0.80 (docs/network.md), not the line rate.
+  const double nic = t.link(t.nic_uplink(t.nic_of(GpuId(0)))).bandwidth.bytes_per_second();
+  CHECK(nic == Approx(0.8 * cluster->island(0).node_nic_bytes_per_s).epsilon(1e-12));
+  int nics = 0;
+  for (const auto& [key, rate] : flow->links) {
+    if (key == -1) CHECK(rate == Approx(pace / 2).epsilon(1e-12));
+    if (key < kMixedNicKey) continue;
+    ++nics;
+    CHECK(rate == Approx(std::max(nic, pace) / 8).epsilon(1e-12));
+  }
+  CHECK(nics == 2);
+  // The NIC-share price (each L40S GPU's eighth of the line rate over its two rings) is far slower.
+  CHECK(TimeToSeconds(MixedExpertsTime(*cluster, groups, 8)) > 1.3 * TimeToSeconds(ShareLinks({*flow}).front()));
+  // ZeRO-1 as the simulator orders it: the dense reduce-scatter, the experts', the step, then both
+  // parameter all-gathers at once; the synchronisation ends with the later of them.
+  const Time step = MixedStepTime(*cluster, groups);
+  const std::vector<SharedFlow> flows = MixedSyncFlows(*cluster, groups, 1, step, pricer, 8);
+  REQUIRE(flows.size() == 5);
+  CHECK(flows[1].after == 0);
+  CHECK(flows[2].after == 1);
+  CHECK(flows[2].latency == step);
+  CHECK(flows[3].after == 2);
+  CHECK(flows[4].after == 2);
+  const std::vector<Time> ends = ShareLinks(flows);
+  CHECK(MixedSyncEnd(flows) == std::max(ends[3], ends[4]));
+  CHECK(MixedGradSyncTime(*cluster, groups, 1, pricer, 8) == MixedSyncEnd(flows));
+  // The two gathers share the NICs: together they take longer than the later one alone.
+  Time later_alone = 0;
+  for (SharedFlow gather : {flows[3], flows[4]}) {
+    gather.after = -1;
+    later_alone = std::max(later_alone, ShareLinks({gather}).front());
+  }
+  CHECK(MixedSyncEnd(flows) - ends[2] > later_alone);
+}
+
 TEST_CASE("mixed replicas: HAPT proposes a mixed plan that simulates faster than its best one-island plan",
           "[planner][mixed]") {
   const MixedInputs in = LoadMixedInputs();
