@@ -162,7 +162,13 @@ gpu_types {
   # logging inside; beyond the microbatches and the optimizer's kernels it issues about five operators (the
   # loss aggregation's division, two clones and stack; FusedAdam's multi-tensor launch), 5 x 37 us
   # (docs/validation.md, "Sailor on Clariden", session 38), not the preset's 50 ms.
-  efficiency { host_op_us: 37 iteration_overhead_ms: 0.185 }
+  # unfused_softmax_speed (session 40): the artifact's Aceso operator profile of these GPUs (sailor/Planner/
+  # baselines/Aceso/profiler/GH-96/profiled-data-fp32/OPT-350_mbs8_tp1_algo0.csv, op_profiler.py) times, on the
+  # same FP32 scores (8 x 16 x 2048 x 2048, 2.15 GB), the unfused softmax region (scale, the causal mask's
+  # masked_fill_, torch softmax: 6 passes forward, 7 backward, 5976 + 8163 us, 1.97 TB/s) and the attention
+  # dropout (4.5 passes each way, 1620 + 1316 us, 3.29 TB/s): the region runs at 0.60 of the plain elementwise
+  # kernels' rate (0.60-0.63 at micro-batch 4-8, TP 1 and 4; the A100-40's profile gives 0.71).
+  efficiency { host_op_us: 37 iteration_overhead_ms: 0.185 unfused_softmax_speed: 0.6 }
 }
 # Four GPUs, each joined to each other by 6 NVLink 4 links (150 GB/s per direction): as NVSWITCH at the
 # 450 GB/s per direction each GPU has towards the three others (3600 Gb/s), no NVLS.
