@@ -27,10 +27,10 @@ std::string TpCommOverlapKey(const spec::TpCommOverlapSpec& te) {
 std::string GpuKey(const spec::GpuSpec& g) {
   std::string key = absl::StrCat(g.name, "|", g.preset, "|");
   for (double peak : g.peak_flop_per_s) absl::StrAppendFormat(&key, "%a ", peak);
-  absl::StrAppendFormat(&key, "%a %a %a %a %a %d %a %a %a %a %a %a", g.hbm_bandwidth.bytes_per_second(),
+  absl::StrAppendFormat(&key, "%a %a %a %a %a %d %a %a %a %a %a %a %a %a", g.hbm_bandwidth.bytes_per_second(),
                         g.hbm_capacity.value(), g.max_efficiency, g.hbm_efficiency, g.half_efficiency_gflop, g.sm_count,
                         g.tile_overhead_k, g.kernel_launch_s, g.host_op_s, g.pass_overhead_s, g.iteration_overhead_s,
-                        g.sync_round_trip_s);
+                        g.sync_round_trip_s, g.mma_sync_speed, g.unfused_softmax_speed);
   return key;
 }
 

@@ -198,6 +198,7 @@ spec::GpuSpec ResolveGpu(const hetsim::v1::GpuType& gpu) {
   g.pass_overhead_s = MicrosecondsToSeconds(e.pass_overhead_us());
   g.iteration_overhead_s = MillisecondsToSeconds(e.iteration_overhead_ms());
   g.mma_sync_speed = spec::EfficiencyOrOne(e.mma_sync_speed());
+  g.unfused_softmax_speed = spec::EfficiencyOrOne(e.unfused_softmax_speed());
   if (const GpuPreset* preset = FindGpuPreset(gpu.preset())) g.compute_capability = preset->compute_capability;
   return g;
 }

@@ -114,6 +114,7 @@ void CheckGpuType(Problems& p, const GpuType& gpu, const std::string& at) {
   CheckRange(p, at + "efficiency.pass_overhead_us", e.pass_overhead_us(), 0, 1e9);
   CheckRange(p, at + "efficiency.iteration_overhead_ms", e.iteration_overhead_ms(), 0, 1e9);
   CheckRange(p, at + "efficiency.mma_sync_speed", e.mma_sync_speed(), 0, 1);
+  CheckRange(p, at + "efficiency.unfused_softmax_speed", e.unfused_softmax_speed(), 0, 1);
 }
 
 // Islands must form one connected graph through inter_island_links and shared networks, or some

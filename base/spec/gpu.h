@@ -29,7 +29,8 @@ struct GpuSpec {
   double sync_round_trip_s = 0;  // ComputeEfficiency.sync_round_trip_us; 0: host_op_s + kernel_launch_s
   double pass_overhead_s = 0;
   double iteration_overhead_s = 0;
-  double mma_sync_speed = 1;  // ComputeEfficiency.mma_sync_speed, 0 made 1
+  double mma_sync_speed = 1;         // ComputeEfficiency.mma_sync_speed, 0 made 1
+  double unfused_softmax_speed = 1;  // ComputeEfficiency.unfused_softmax_speed, 0 made 1
   // CUDA compute capability of the type's preset (90: Hopper), 0 without a preset or on AMD: what NCCL's
   // tuner keys some of its algorithms' rates on (docs/network.md).
   int compute_capability = 0;

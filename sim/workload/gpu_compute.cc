@@ -80,6 +80,7 @@ absl::StatusOr<GpuCompute> GpuCompute::Create(const spec::GpuSpec& gpu, spec::DT
   g.pass_overhead_s_ = gpu.pass_overhead_s;
   g.iteration_overhead_s_ = gpu.iteration_overhead_s;
   g.mma_sync_speed_ = gpu.mma_sync_speed;
+  g.unfused_softmax_speed_ = gpu.unfused_softmax_speed;
   return g;
 }
 
@@ -132,6 +133,11 @@ double GpuCompute::MemorySeconds(double bytes, double kernels) const {
   if (bytes <= 0) return 0;
   const double busy = bytes / hbm_bytes_per_s_ + kernels * launch_s_;
   return std::max(busy, kernels * host_op_s_);
+}
+
+double GpuCompute::UnfusedSoftmaxExtraSeconds(double bytes) const {
+  if (bytes <= 0) return 0;
+  return bytes / hbm_bytes_per_s_ * (1 / unfused_softmax_speed_ - 1);
 }
 
 }  // namespace hetsim::workload

@@ -82,6 +82,9 @@ class GpuCompute {
   // How fast a kernel built from Ampere's mma.sync runs here, as a fraction of the GEMM model's speed
   // (ComputeEfficiency.mma_sync_speed; 1 on ideal hardware).
   double mma_sync_speed() const { return mma_sync_speed_; }
+  // What the unfused softmax region's `bytes` (masked_fill_ and softmax on the scores) take beyond the
+  // other memory-bound kernels' rate: they run at ComputeEfficiency.unfused_softmax_speed of it (0 when 1).
+  double UnfusedSoftmaxExtraSeconds(double bytes) const;
   // CUDA compute capability of the GPU type's preset (90: Hopper), 0 without one (spec::GpuSpec).
   int compute_capability() const { return compute_capability_; }
 
@@ -102,6 +105,7 @@ class GpuCompute {
   double pass_overhead_s_ = 0;
   double iteration_overhead_s_ = 0;
   double mma_sync_speed_ = 1;
+  double unfused_softmax_speed_ = 1;
   int compute_capability_ = 0;
   std::shared_ptr<const GpuCompute> sixteen_bit_;  // FP8 only
 };

@@ -442,6 +442,15 @@ std::pair<double, double> Fp32LossSeconds(const LayerCost& layer, double share, 
               gpu.MemorySeconds(2 * fused)};
 }
 
+// The unfused softmax region at the GPU's unfused_softmax_speed (ComputeEfficiency): what two passes over the
+// scores take beyond the memory-bound rate. The region makes four, masked_fill_'s two (the unfused traffic) and
+// the softmax's own two (the same bytes, counted in the attention core); the backward doubles them.
+double SoftmaxPassesExtraSeconds(const LayerCost& layer, const StageConfig& c, const StageShares& s,
+                                 const GpuCompute& gpu) {
+  if (!c.unfused.masked_softmax) return 0;
+  return gpu.UnfusedSoftmaxExtraSeconds(layer.unfused.masked_softmax.bytes_sharded_per_sample * s.bt / s.tp);
+}
+
 LayerTimes TimeLayer(const LayerCost& layer, const StageConfig& c, const StageShares& s, const GpuCompute& gpu) {
   const bool full = layer.recomputable && c.recompute == spec::Recompute::kFull;
   const bool selective = SelectivelyRecomputed(layer, c.recompute);
@@ -478,7 +487,9 @@ LayerTimes TimeLayer(const LayerCost& layer, const StageConfig& c, const StageSh
   // repeat_kv copies K and V to every query head (read them, write the copies; the backward sums them).
   const bool repeats = c.attention_repeats_kv && layer.repeated_kv_bytes_per_sample > layer.kv_bytes_per_sample;
   const double repeat_bytes = repeats ? layer.kv_bytes_per_sample + layer.repeated_kv_bytes_per_sample : 0;
+  const double softmax_extra_s = SoftmaxPassesExtraSeconds(layer, c, s, gpu);  // x2: masked_fill_'s and softmax's
   const double memory_fwd_s =
+      2 * softmax_extra_s +
       gpu.MemorySeconds((layer.memory_bytes_replicated_per_sample + eager * layer.eager_bytes_replicated_per_sample +
                          unfused.bytes_replicated_per_sample) *
                                 s.bt / s.replicated_split +
@@ -500,7 +511,7 @@ LayerTimes TimeLayer(const LayerCost& layer, const StageConfig& c, const StageSh
       sorts_dispatched ? gpu.MemorySeconds(layer.memory_bytes_dispatched_per_sample * s.bt * s.etp / s.tp, 2) : 0;
   const double core_bytes = layer.memory_bytes_attention_core_per_sample * s.bt / s.tp;
   LayerTimes t;
-  t.core_memory_s = gpu.MemorySeconds(core_bytes, core_bytes > 0 ? 2 : 0);
+  t.core_memory_s = gpu.MemorySeconds(core_bytes, core_bytes > 0 ? 2 : 0) + softmax_extra_s;
   t.core_forward_s = core_gemm_s + t.core_memory_s;
   t.column_weight_grad_s = column_wgrad_s;
   t.linears = std::move(linears);

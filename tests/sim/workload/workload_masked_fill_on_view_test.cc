@@ -6,6 +6,7 @@
 
 #include <utility>
 
+#include "proto/gpu_presets.h"
 #include "sim/workload/gpu_compute.h"
 #include "sim/workload/model_cost.h"
 #include "sim/workload/stage_cost.h"
@@ -94,6 +95,38 @@ TEST_CASE("no attention dropout: the unfused core moves and keeps the softmax's 
   CHECK(flash_with.memory_bytes_sharded_per_sample == flash_without.memory_bytes_sharded_per_sample);
   CHECK(flash_with.memory_kernels == flash_without.memory_kernels);
   CHECK(flash_with.activation.attention_core == flash_without.activation.attention_core);
+}
+
+// The GPU's unfused_softmax_speed (ComputeEfficiency, session 40): the unfused softmax region's four passes over
+// the scores (masked_fill_'s two, the softmax's two) at that fraction of the memory-bound rate, twice in the
+// backward; nothing else moves, nor a plan that runs the fused softmax, nor an ideal GPU.
+TEST_CASE("unfused_softmax_speed: the masked softmax's passes slower, the rest as before", "[unfused]") {
+  const ModelCost model = OptModel(true);
+  const double s = kOptS, a = kOptHeads, scores = 4 * a * s * s;  // FP32 scores of one sample, one pass
+  v1::GpuType g;
+  g.set_preset("H100-SXM");
+  REQUIRE(proto::ApplyGpuPreset(&g, "c", "gpu").ok());
+  const GpuCompute plain = hetsim::testing::GpuComputeOf(g, v1::TF32, "c").value();
+  g.mutable_efficiency()->set_unfused_softmax_speed(0.6);
+  const GpuCompute slow = hetsim::testing::GpuComputeOf(g, v1::TF32, "c").value();
+  const GpuCompute ideal = hetsim::testing::GpuComputeOf(g, v1::TF32, "c", /*ideal=*/true).value();
+  CHECK(plain.UnfusedSoftmaxExtraSeconds(1e9) == 0);
+  CHECK(ideal.UnfusedSoftmaxExtraSeconds(1e9) == 0);
+  CHECK(slow.UnfusedSoftmaxExtraSeconds(1e9) == Approx(plain.MemorySeconds(1e9) * (1 / 0.6 - 1)));
+  const double b = 2;
+  for (const int tp : {1, 4}) {
+    StageConfig c = hetsim::testing::OneLayerStage(1, tp);
+    c.unfused = kMaskOnView;
+    const StageCost before = hetsim::testing::StageCostOk(model, c, plain);
+    const StageCost after = hetsim::testing::StageCostOk(model, c, slow);
+    const double extra = plain.MemorySeconds(4 * scores * b / tp) * (1 / 0.6 - 1);
+    REQUIRE(extra > 0);
+    CHECK(TimeToSeconds(after.forward_time - before.forward_time) == Approx(extra).epsilon(1e-6));
+    CHECK(TimeToSeconds(after.backward_time - before.backward_time) == Approx(2 * extra).epsilon(1e-6));
+    c.unfused = {};  // the fused kernel: not the region the speed was measured on
+    CHECK(hetsim::testing::StageCostOk(model, c, slow).forward_time ==
+          hetsim::testing::StageCostOk(model, c, plain).forward_time);
+  }
 }
 
 }  // namespace
