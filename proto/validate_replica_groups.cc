@@ -49,6 +49,14 @@ void CheckGroupExperts(Problems& p, const Transformer& t, const Stage& s, const 
     const ReplicaGroup& g = s.replica_groups(i);
     const std::string group_at = absl::StrFormat("%sreplica_groups[%d].", at, i);
     const uint32_t ep = GroupExpertParallel(s, g), etp = GroupExpertTensorParallel(s, g);
+    // An ETP nobody wrote is named as the default it is.
+    const std::string etp_origin =
+        g.expert_tensor_parallel() > 0 || s.expert_tensor_parallel() > 0
+            ? ""
+            : absl::StrFormat(
+                  ", and expert_tensor_parallel %d is the default, the stage's largest tensor_parallel, as "
+                  "Megatron-LM's --expert-tensor-parallel-size defaults to the TP",
+                  etp);
     if (g.expert_parallel() > 0 && experts % ep != 0) {
       p.Add(group_at + "expert_parallel", "%d does not divide num_experts %d", ep, experts);
     }
@@ -59,13 +67,13 @@ void CheckGroupExperts(Problems& p, const Transformer& t, const Stage& s, const 
     if (gpus % (uint64_t{ep} * etp) != 0) {
       p.Add(group_at + "data_parallel",
             "the group's tensor_parallel x data_parallel %d GPUs are not a multiple of expert_parallel %d x "
-            "expert_tensor_parallel %d (each replica group lays the experts out over its own GPUs)",
-            gpus, ep, etp);
+            "expert_tensor_parallel %d (each replica group lays the experts out over its own GPUs%s)",
+            gpus, ep, etp, etp_origin);
     } else if (finest_ep % ep != 0 || finest_etp % etp != 0) {
       p.Add(group_at + (finest_ep % ep != 0 ? "expert_parallel" : "expert_tensor_parallel"),
             "EP %d x ETP %d does not divide the finest group's EP %d x ETP %d (the experts' gradients reduce per "
-            "shard of the finest split, so every group's EP and ETP divide the finest's)",
-            ep, etp, finest_ep, finest_etp);
+            "shard of the finest split, so every group's EP and ETP divide the finest's%s)",
+            ep, etp, finest_ep, finest_etp, etp_origin);
     }
     if (tp > 1 && !s.sequence_parallel() && !sequence_parallel_named) {
       sequence_parallel_named = true;
