@@ -1,12 +1,14 @@
 #include "service/interop/megatron_yaml.h"
 
 #include <yaml-cpp/depthguard.h>
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -456,17 +458,57 @@ std::string UnknownYamlKeysNote(const std::vector<std::string>& unknown_keys) {
 
 namespace {
 
+// Where a stream's second document starts (its first node), read event by event and never past it.
+class SecondDocument : public YAML::EventHandler {
+ public:
+  bool found() const { return documents_ > 1; }
+  const YAML::Mark& mark() const { return mark_; }
+  void OnDocumentStart(const YAML::Mark& mark) override {
+    if (++documents_ == 2) mark_ = mark;
+  }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark& mark, YAML::anchor_t) override { Node(mark); }
+  void OnAlias(const YAML::Mark& mark, YAML::anchor_t) override { Node(mark); }
+  void OnScalar(const YAML::Mark& mark, const std::string&, YAML::anchor_t, const std::string&) override { Node(mark); }
+  void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
+    Node(mark);
+  }
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
+    Node(mark);
+  }
+  void OnMapEnd() override {}
+
+ private:
+  void Node(const YAML::Mark& mark) {
+    if (documents_ == 2 && !node_seen_) {
+      node_seen_ = true;
+      mark_ = mark;
+    }
+  }
+  int documents_ = 0;
+  bool node_seen_ = false;
+  YAML::Mark mark_;
+};
+
 // The file's one YAML document (Null for an empty file); a second one is refused: PyYAML's safe_load, which
 // reads both kinds of file for Megatron, refuses a stream of several, where yaml-cpp's Load reads the first.
+// Not YAML::LoadAll: on some malformed streams it returns document after document without end (a fuzzer's
+// input grew to 2 GB), so the stream is read at most two documents far.
 absl::StatusOr<YAML::Node> OneDocument(absl::string_view yaml_text, absl::string_view source) {
-  const std::vector<YAML::Node> docs = YAML::LoadAll(std::string(yaml_text));
-  if (docs.size() > 1) {
+  const YAML::Node root = YAML::Load(std::string(yaml_text));
+  std::istringstream in{std::string(yaml_text)};
+  YAML::Parser parser(in);
+  SecondDocument second;
+  for (int i = 0; i < 2 && !second.found() && parser.HandleNextDocument(second); ++i) {
+  }
+  if (second.found()) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "%s: a second YAML document (after ---): a config is one document (PyYAML's safe_load, as Megatron-LM "
         "reads it, refuses the file)",
-        YamlPlace(source, docs[1].Mark().line, docs[1].Mark().column)));
+        YamlPlace(source, second.mark().line, second.mark().column)));
   }
-  return docs.empty() ? YAML::Node() : docs.front();
+  return root;
 }
 
 // A mapping that is neither kind of Megatron YAML file: what each has, and where NeMo's configs go.
