@@ -447,13 +447,9 @@ workload::StageMemory RangeStates(const workload::ModelCost& model, const std::v
       const workload::StageMemory e = workload::ZeroShardedModelStates(
           workload::ExpertParamsOfLayers(model, r.first, r.end - r.first, std::max(1, expert_block)), model.dtype(),
           zero_stage, static_cast<int>(r.expert_gpus.size()), grad_reduce_in_fp32);
-      m.param_bytes += e.param_bytes;
-      m.grad_bytes += e.grad_bytes;
-      m.optimizer_bytes += e.optimizer_bytes;
+      m.AddModelStates(e);
     }
-    out.param_bytes += m.param_bytes;
-    out.grad_bytes += m.grad_bytes;
-    out.optimizer_bytes += m.optimizer_bytes;
+    out.AddModelStates(m);
   }
   return out;
 }

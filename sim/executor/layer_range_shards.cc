@@ -11,13 +11,6 @@
 namespace hetsim::executor {
 namespace {
 
-workload::StageMemory& operator+=(workload::StageMemory& a, const workload::StageMemory& b) {
-  a.param_bytes += b.param_bytes;
-  a.grad_bytes += b.grad_bytes;
-  a.optimizer_bytes += b.optimizer_bytes;
-  return a;
-}
-
 // What one GPU of stage `s` of `setup` (pipeline p) laid out as `layout` (the stage's, or a mixed stage's
 // group's: its TP and its own ETP x EP) holds of its ranges' states (`held`) and steps (`shard`, each range's
 // 1/n).
@@ -29,8 +22,8 @@ void RangeStates(const ExecutionSetup& setup, int p, int s, const StageLayout& l
   for (const LayerRangeGroup& g : groups) {
     for (const LayerRangeHolder& h : g.holders) {
       if (h.pipeline != p || h.stage != s) continue;
-      held += RangeModelStates(*setup.model, g, tp, experts, plan.stages[s].zero_stage, plan.grad_reduce_in_fp32);
-      shard += RangeModelStates(*setup.model, g, tp, experts, 3, plan.grad_reduce_in_fp32);  // the step's share
+      held.AddModelStates(RangeModelStates(*setup.model, g, tp, experts, plan.stages[s].zero_stage, plan.grad_reduce_in_fp32));
+      shard.AddModelStates(RangeModelStates(*setup.model, g, tp, experts, 3, plan.grad_reduce_in_fp32));  // the step's share
     }
   }
 }
@@ -98,7 +91,7 @@ workload::StageMemory RangeModelStates(const workload::ModelCost& model, const L
   // (ComputeStageCost) and a mixed stage's groups (StageSpec::MixedExpertDataParallel).
   const double experts = workload::ExpertParamsOfLayers(model, group.first_layer, group.num_layers, expert_block);
   const int ne = static_cast<int>(group.expert_groups.front().size());
-  return out += workload::ZeroShardedModelStates(experts, model.dtype(), zero_stage, ne, fp32_gradients);
+  return out.AddModelStates(workload::ZeroShardedModelStates(experts, model.dtype(), zero_stage, ne, fp32_gradients));
 }
 
 absl::Status ShardStatesOverRanges(const std::vector<ExecutionSetup*>& setups,

@@ -161,6 +161,13 @@ struct StageMemory {
   int64_t recompute_working_bytes = 0;
 
   int64_t ModelStateBytes() const { return param_bytes + grad_bytes + optimizer_bytes; }
+  // Adds `other`'s weights, gradients and optimizer states (one more range or expert block held).
+  StageMemory& AddModelStates(const StageMemory& other) {
+    param_bytes += other.param_bytes;
+    grad_bytes += other.grad_bytes;
+    optimizer_bytes += other.optimizer_bytes;
+    return *this;
+  }
   // Peak with `in_flight` microbatches' activations alive (from the schedule).
   int64_t PeakBytes(int in_flight) const {
     return ModelStateBytes() + in_flight * activation_bytes_per_microbatch +
