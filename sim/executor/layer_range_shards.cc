@@ -22,8 +22,10 @@ void RangeStates(const ExecutionSetup& setup, int p, int s, const StageLayout& l
   for (const LayerRangeGroup& g : groups) {
     for (const LayerRangeHolder& h : g.holders) {
       if (h.pipeline != p || h.stage != s) continue;
-      held.AddModelStates(RangeModelStates(*setup.model, g, tp, experts, plan.stages[s].zero_stage, plan.grad_reduce_in_fp32));
-      shard.AddModelStates(RangeModelStates(*setup.model, g, tp, experts, 3, plan.grad_reduce_in_fp32));  // the step's share
+      held.AddModelStates(
+          RangeModelStates(*setup.model, g, tp, experts, plan.stages[s].zero_stage, plan.grad_reduce_in_fp32));
+      shard.AddModelStates(
+          RangeModelStates(*setup.model, g, tp, experts, 3, plan.grad_reduce_in_fp32));  // the step's share
     }
   }
 }
