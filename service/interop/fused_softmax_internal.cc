@@ -58,8 +58,7 @@ std::optional<std::string> FusedSoftmaxFallback(SoftmaxKernelCheck check, const 
   return std::nullopt;
 }
 
-void CheckFusedSoftmax(proto::Problems& p, const proto::PlanInputs& in, SoftmaxKernelCheck check,
-                       const char* line) {
+void CheckFusedSoftmax(proto::Problems& p, const proto::PlanInputs& in, SoftmaxKernelCheck check, const char* line) {
   const v1::Plan& plan = in.plan;
   const v1::Transformer& t = in.model.transformer();
   if (t.attention() != v1::ATTENTION_UNFUSED || plan.unfused_elementwise() || plan.unfused_kernels().masked_softmax())

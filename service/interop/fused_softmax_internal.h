@@ -54,8 +54,7 @@ const char* SoftmaxKernelCheckName(SoftmaxKernelCheck check);
 // softmaxes in the fused kernel where the exported line, whose layers `check` decides (`line` names
 // them), cannot: FP32 scores, or shapes outside the check. The line would run PyTorch's mask and softmax,
 // which its import prices, so no line gives the plan back.
-void CheckFusedSoftmax(proto::Problems& p, const proto::PlanInputs& in, SoftmaxKernelCheck check,
-                       const char* line);
+void CheckFusedSoftmax(proto::Problems& p, const proto::PlanInputs& in, SoftmaxKernelCheck check, const char* line);
 
 }  // namespace hetsim::interop
 

@@ -1342,9 +1342,9 @@ void SetUnfusedKernels(const Reader& r, v1::Framework framework, const Layout& l
   u.set_masked_softmax((r.Has("no-masked-softmax-fusion") || fp32_scores || fallback) && !flash);
   if (u.masked_softmax()) unfused.push_back("the causal mask before the softmax");
   if (fallback) {
-    notes.push_back(absl::StrCat(
-        "the fused softmax kernel does not run (", *fallback,
-        "): PyTorch masks and softmaxes the scores apart (forward_torch_softmax), as under --no-masked-softmax-fusion"));
+    notes.push_back(absl::StrCat("the fused softmax kernel does not run (", *fallback,
+                                 "): PyTorch masks and softmaxes the scores apart (forward_torch_softmax), as under "
+                                 "--no-masked-softmax-fusion"));
   } else if (u.masked_softmax() && !r.Has("no-masked-softmax-fusion")) {
     notes.push_back(
         "FP32 scores (no --fp16 or --bf16): Megatron's fused mask-and-softmax kernels take 16-bit scores only "

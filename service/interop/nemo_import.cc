@@ -337,8 +337,12 @@ absl::Status RefuseOtherFamilies(const YAML::Node& root, const YAML::Node& base,
   // weights copied in from a CPU state dict and back (megatron_gpt_dpo_model.py get_ref_policy_logprobs,
   // cpu_weight_swap; dpo.py augment_dataloader), a second pipeline pass hetsim does not price.
   for (const char* algorithm : {"dpo", "kto", "spin"}) {
-    const bool trainer = base["trainer"].IsMap() && base["trainer"][algorithm].IsMap();
-    if (!trainer && !(base["model"][algorithm] && base["model"][algorithm].IsMap())) continue;
+    const auto section_has = [&](const char* section) {
+      const YAML::Node s = base[section];
+      return s && s.IsMap() && s[algorithm] && s[algorithm].IsMap();
+    };
+    const bool trainer = section_has("trainer");
+    if (!trainer && !section_has("model")) continue;
     return absl::InvalidArgumentError(absl::StrFormat(
         "%s: %s.%s: NeMo-Aligner's %s, whose every step also runs the frozen reference policy forward over the batch "
         "(its weights swapped in from a CPU copy), which hetsim does not price (it prices training one model)",

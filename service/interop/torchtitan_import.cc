@@ -435,9 +435,9 @@ absl::StatusOr<std::string> TitanModelChecks(TomlReader& r, const TitanModel& m,
     return std::string();
   }
   if (etp.value_or(1) != 1 && *etp != d.tp) {
-    return r.Error("parallelism.expert_tensor_parallel_degree",
-                   absl::StrFormat("%d: torchtitan runs 1 or the tensor-parallel degree %d (parallel_dims.py)", *etp,
-                                   d.tp));
+    return r.Error(
+        "parallelism.expert_tensor_parallel_degree",
+        absl::StrFormat("%d: torchtitan runs 1 or the tensor-parallel degree %d (parallel_dims.py)", *etp, d.tp));
   }
   return absl::StrFormat(" --expert-model-parallel-size %d --expert-tensor-parallel-size %d", *ep, etp.value_or(1));
 }

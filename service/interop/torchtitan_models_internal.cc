@@ -1,6 +1,5 @@
 #include "service/interop/torchtitan_models_internal.h"
 
-
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -177,8 +176,9 @@ std::string OtherTitanModelFlags(const TitanModel& m) {
   if (m.kv_lora_rank > 0) {
     absl::StrAppend(&flags, " --multi-latent-attention");
     if (m.q_lora_rank > 0) absl::StrAppend(&flags, " --q-lora-rank ", m.q_lora_rank);
-    absl::StrAppend(&flags, absl::StrFormat(" --kv-lora-rank %d --qk-head-dim %d --qk-pos-emb-head-dim %d --v-head-dim %d",
-                                            m.kv_lora_rank, m.qk_nope_head_dim, m.qk_rope_head_dim, m.v_head_dim));
+    absl::StrAppend(&flags,
+                    absl::StrFormat(" --kv-lora-rank %d --qk-head-dim %d --qk-pos-emb-head-dim %d --v-head-dim %d",
+                                    m.kv_lora_rank, m.qk_nope_head_dim, m.qk_rope_head_dim, m.v_head_dim));
   }
   if (m.experts == 0) return flags;
   // torchtitan's MoE: grouped GEMMs (MoEArgs.use_grouped_mm), tokens to the experts' ranks by all-to-all.

@@ -6,10 +6,10 @@
 
 #include <string>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
-#include "absl/strings/match.h"
 #include "proto/layer_count.h"
 #include "tests/sim/executor/executor_test_util.h"
 
@@ -1292,12 +1292,12 @@ TEST_CASE("import: the fused softmax's shape limits, version by version, price P
   m = ImportOk(absl::StrReplaceAll(line(4096, "--checkpoint-activations"), {{"--bf16", "--fp16"}}), cluster);
   CHECK(m.plan.framework() == v1::MEGATRON_LM_2021);
   CHECK(HasNote(m, "(Megatron-LM v2.5's fused_softmax.py: sequence 4096 outside the kernel's 16 < sk <= 2048)"));
-  CHECK_FALSE(masked(ImportOk(
-      absl::StrReplaceAll(line(2048, "--checkpoint-activations"), {{"--bf16", "--fp16"}}), cluster)));
+  CHECK_FALSE(
+      masked(ImportOk(absl::StrReplaceAll(line(2048, "--checkpoint-activations"), {{"--bf16", "--fp16"}}), cluster)));
   // TP 8: 16 / 8 = 2 heads per rank, b x np = 1 x 2 (micro-batch 1, DP 1): not a multiple of 4.
-  const std::string tp8 = absl::StrReplaceAll(
-      line(1024, "--transformer-impl local"),
-      {{"--tensor-model-parallel-size 2", "--tensor-model-parallel-size 8"}, {"--micro-batch-size 2", "--micro-batch-size 1"}});
+  const std::string tp8 = absl::StrReplaceAll(line(1024, "--transformer-impl local"),
+                                              {{"--tensor-model-parallel-size 2", "--tensor-model-parallel-size 8"},
+                                               {"--micro-batch-size 2", "--micro-batch-size 1"}});
   m = ImportOk(tp8, cluster);
   CHECK(masked(m));
   CHECK(HasNote(m, "micro-batch x heads per rank = 1 x 2 not a multiple of 4"));
