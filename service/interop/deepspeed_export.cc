@@ -22,6 +22,7 @@
 #include "proto/pipeline_plans.h"
 #include "proto/validate_plan.h"
 #include "proto/validate_problems.h"
+#include "service/interop/fused_softmax_internal.h"
 #include "service/interop/megatron_export.h"
 
 namespace hetsim::interop {
@@ -51,6 +52,8 @@ void CheckDeepSpeed(proto::Problems& p, const proto::PlanInputs& in) {
       break;
     }
   }
+  // Megatron-DeepSpeed's layers softmax in megatron/model/fused_softmax.py.
+  CheckFusedSoftmax(p, in, SoftmaxKernelCheck::kMegatron, "Megatron-DeepSpeed's model");
   if (in.model.dtype() == v1::FP8) {
     p.Add("model.dtype", "FP8: a DeepSpeed config sets fp16 or bf16 (Transformer Engine's FP8 is not its setting)");
   }

@@ -13,6 +13,7 @@
 #include "proto/pipeline_plans.h"
 #include "proto/validate_plan.h"
 #include "proto/validate_problems.h"
+#include "service/interop/fused_softmax_internal.h"
 #include "service/interop/megatron_layout.h"
 #include "service/interop/megatron_moe_layout.h"
 #include "service/interop/megatron_split.h"
@@ -390,6 +391,8 @@ absl::StatusOr<MegatronExport> ExportMegatron(const proto::PlanInputs& in) {
   if (RefuseMixedStage(p, plan)) return p.ToStatus();
   const int64_t pp = plan.stages_size();
   CheckStages(p, in);
+  // --attention-backend unfused runs Transformer Engine's unfused attention.
+  CheckFusedSoftmax(p, in, SoftmaxKernelCheck::kTransformerEngine, "--attention-backend unfused");
   const PipelineFlags pipeline = Pipeline(p, in);
   if (!p.empty()) return p.ToStatus();
 

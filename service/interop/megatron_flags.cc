@@ -58,6 +58,7 @@ constexpr NamedFlag kModelledFlags[] = {
     {"tokenizer-model", 1},
     {"tokenizer-name-or-path", 1},  // Megatron-DeepSpeed's PretrainedFromHF: a Hugging Face tokenizer
     {"transformer-impl", 1},        // local: Megatron's own layers, unfused attention by default
+    {"use-legacy-models", 0},       // the pre-Core model: its fused softmax's sequence limit (fused_softmax_internal.h)
     {"micro-batch-size", 1},
     {"global-batch-size", 1},
     {"step-batch-size-schedule", 1},  // "THRESHOLD:BATCH ...": its last batch (megatron_import.cc, ScheduledBatch)

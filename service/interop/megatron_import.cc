@@ -17,6 +17,7 @@
 #include "proto/limits.h"
 #include "service/interop/accelerate_config.h"
 #include "service/interop/deepspeed_config.h"
+#include "service/interop/fused_softmax_internal.h"
 #include "service/interop/megatron_export.h"
 #include "service/interop/megatron_layout.h"
 #include "service/interop/megatron_moe_layout.h"
@@ -1020,6 +1021,12 @@ void DefaultAttention(const Reader& r, v1::Framework framework, v1::Model& model
     notes.push_back("attention: --transformer-impl local runs Megatron's unfused attention");
     return;
   }
+  if (r.Has("use-legacy-models")) {
+    notes.push_back(
+        "attention: --use-legacy-models runs Megatron-LM's pre-Core model, whose attention is unfused unless "
+        "--use-flash-attn (megatron/legacy/model/transformer.py)");
+    return;
+  }
   model.mutable_transformer()->set_attention(v1::ATTENTION_FLASH);
   notes.push_back(
       "attention: Megatron-Core's default, --attention-backend auto (flash or fused attention); "
@@ -1275,7 +1282,42 @@ void AddFlagNotes(const MegatronFlags& flags, std::vector<std::string>& notes) {
 // fused_softmax.py of 2021-08 and 2022-09, megatron/core/fusions/fused_softmax.py today; `input_in_fp16`
 // in 2020's forward), so an FP32 line runs forward_torch_softmax, the unfused mask, with or without
 // --no-masked-softmax-fusion.
-void SetUnfusedKernels(const Reader& r, const v1::Model& model, v1::Plan& plan, std::vector<std::string>& notes) {
+// The code that decides whether a 16-bit line's fused softmax kernel runs (fused_softmax_internal.h), by
+// the line's framework and layers; nullopt where hetsim has not read it (NeMo's legacy model: Apex's).
+std::optional<SoftmaxKernelCheck> LineSoftmaxCheck(const Reader& r, v1::Framework framework) {
+  if (!r.flags().pre_core_model.empty()) return std::nullopt;
+  switch (framework) {
+    case v1::MEGATRON_LM_2021: return SoftmaxKernelCheck::kMegatron2021;
+    case v1::MEGATRON_LM_2022:
+    case v1::MEGATRON_DEEPSPEED: return SoftmaxKernelCheck::kMegatron;
+    case v1::MEGATRON_CORE:
+      if (r.Has("use-legacy-models")) return SoftmaxKernelCheck::kMegatronLegacyModel;
+      return r.Value("transformer-impl") == "local" ? SoftmaxKernelCheck::kMegatron
+                                                    : SoftmaxKernelCheck::kTransformerEngine;
+    case v1::FSDP2_TORCHTITAN:  // PyTorch's SDPA: no scores written
+    case v1::FRAMEWORK_UNSPECIFIED:
+    case v1::Framework_INT_MIN_SENTINEL_DO_NOT_USE_:
+    case v1::Framework_INT_MAX_SENTINEL_DO_NOT_USE_: break;
+  }
+  return std::nullopt;
+}
+
+// Why the line's fused softmax kernel does not run for its shapes (16-bit scores, the kernel asked for),
+// or nullopt.
+std::optional<std::string> SoftmaxFallback(const Reader& r, v1::Framework framework, const Layout& l,
+                                           const v1::Model& model, const v1::Plan& plan) {
+  const std::optional<SoftmaxKernelCheck> check = LineSoftmaxCheck(r, framework);
+  if (!check) return std::nullopt;
+  const SoftmaxShape shape{.micro_batch = static_cast<int64_t>(plan.micro_batch_size()) / l.dp,
+                           .heads_per_rank = model.transformer().num_attention_heads() / l.tp,
+                           .seq_length = static_cast<int64_t>(model.transformer().seq_length())};
+  std::optional<std::string> why = FusedSoftmaxFallback(*check, shape);
+  if (why) *why = absl::StrCat(SoftmaxKernelCheckName(*check), ": ", *why);
+  return why;
+}
+
+void SetUnfusedKernels(const Reader& r, v1::Framework framework, const Layout& l, const v1::Model& model,
+                       v1::Plan& plan, std::vector<std::string>& notes) {
   const bool swiglu = r.Has("swiglu");
   const std::string activation_flag = swiglu ? "no-bias-swiglu-fusion" : "no-bias-gelu-fusion";
   const std::string other_flag = swiglu ? "no-bias-gelu-fusion" : "no-bias-swiglu-fusion";
@@ -1294,9 +1336,16 @@ void SetUnfusedKernels(const Reader& r, const v1::Model& model, v1::Plan& plan, 
   u.set_bias_dropout_add(r.Has("no-bias-dropout-fusion"));
   if (u.bias_dropout_add()) unfused.push_back("the bias and residual adds apart from dropout");
   const bool fp32_scores = model.dtype() == v1::FP32 || model.dtype() == v1::TF32;
-  u.set_masked_softmax((r.Has("no-masked-softmax-fusion") || fp32_scores) && !flash);
+  const std::optional<std::string> fallback = r.Has("no-masked-softmax-fusion") || fp32_scores || flash
+                                                  ? std::nullopt
+                                                  : SoftmaxFallback(r, framework, l, model, plan);
+  u.set_masked_softmax((r.Has("no-masked-softmax-fusion") || fp32_scores || fallback) && !flash);
   if (u.masked_softmax()) unfused.push_back("the causal mask before the softmax");
-  if (u.masked_softmax() && !r.Has("no-masked-softmax-fusion")) {
+  if (fallback) {
+    notes.push_back(absl::StrCat("the fused softmax kernel does not run (", *fallback,
+                                 "): PyTorch masks and softmaxes the scores apart (forward_torch_softmax), as under "
+                                 "--no-masked-softmax-fusion"));
+  } else if (u.masked_softmax() && !r.Has("no-masked-softmax-fusion")) {
     notes.push_back(
         "FP32 scores (no --fp16 or --bf16): Megatron's fused mask-and-softmax kernels take 16-bit scores only "
         "(FusedScaleMaskSoftmax.is_kernel_available), so the unfused attention masks and softmaxes apart, as under "
@@ -1392,7 +1441,7 @@ absl::StatusOr<MegatronImport> ImportFlags(const MegatronFlags& flags, const v1:
     SetAcceleratePyTorchRuntime(flags.pytorch_runtime == "ddp", l.dp, plan, out.notes);
   SetFramework(framework, out.model, plan, out.notes);
   DefaultAttention(r, plan.framework(), out.model, out.notes);
-  SetUnfusedKernels(r, out.model, plan, out.notes);
+  SetUnfusedKernels(r, plan.framework(), l, out.model, plan, out.notes);
   SetAttentionCore(r, plan.framework(), out.model, plan, out.notes);
   const std::string cp_name = l.cp > 1 ? absl::StrFormat("-cp%d", l.cp) : "";
   plan.set_name(request.name.empty() ? absl::StrFormat("megatron-tp%d%s-pp%d-dp%d", l.tp, cp_name, l.pp, l.dp)

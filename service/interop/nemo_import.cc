@@ -332,6 +332,22 @@ absl::Status RefuseOtherFamilies(const YAML::Node& root, const YAML::Node& base,
         "student's training step), which hetsim does not model (it prices training one model)",
         source));
   }
+  // NeMo-Aligner's preference trainings (examples/nlp/gpt/conf/gpt_dpo.yaml, gpt_kto.yaml, gpt_spin.yaml at af2b3bd):
+  // before each step the reference policy's log-probabilities over the batch come from a forward-only pass with its
+  // weights copied in from a CPU state dict and back (megatron_gpt_dpo_model.py get_ref_policy_logprobs,
+  // cpu_weight_swap; dpo.py augment_dataloader), a second pipeline pass hetsim does not price.
+  for (const char* algorithm : {"dpo", "kto", "spin"}) {
+    const auto section_has = [&](const char* section) {
+      const YAML::Node s = base[section];
+      return s && s.IsMap() && s[algorithm] && s[algorithm].IsMap();
+    };
+    const bool trainer = section_has("trainer");
+    if (!trainer && !section_has("model")) continue;
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: %s.%s: NeMo-Aligner's %s, whose every step also runs the frozen reference policy forward over the batch "
+        "(its weights swapped in from a CPU copy), which hetsim does not price (it prices training one model)",
+        source, trainer ? "trainer" : "model", algorithm, absl::AsciiStrToUpper(algorithm)));
+  }
   // NeMo builds Hyena's mixer in place of attention from model.hyena (get_specs: te_gpt_hyena).
   if (base["model"]["hyena"] && base["model"]["hyena"].IsMap()) {
     return absl::InvalidArgumentError(absl::StrFormat(

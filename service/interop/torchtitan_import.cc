@@ -29,6 +29,7 @@
 #include "proto/limits.h"
 #include "service/interop/megatron_flags.h"
 #include "service/interop/torchtitan_flavors.h"
+#include "service/interop/torchtitan_models_internal.h"
 
 namespace hetsim::interop {
 namespace {
@@ -55,7 +56,7 @@ constexpr const char* kNoEffectKeys[] = {
     "training.gc_debug", "training.seed", "training.deterministic", "model.hf_assets_path", "model.tokenizer_path",
     "model.norm_type", "training.warmup_steps", "training.data_parallel_type", "parallelism.disable_loss_parallel",
     "parallelism.fsdp_reshard_after_forward",
-    // The llama models this importer reads have no experts.
+    // No effect on dense models (read for the MoE flavors: torchtitan_models_internal.h).
     "parallelism.expert_parallel_degree", "parallelism.expert_tensor_parallel_degree"};
 
 // The keys of a parsed config, each read at most once; what was never read is reported.
@@ -166,7 +167,12 @@ class TomlReader {
 // trained on a chat dataset with its own loss and tokenizer: the model's compute is llama3's.
 constexpr absl::string_view kSftPrefix = "sft.";
 
-absl::StatusOr<LlamaFlavor> ReadFlavor(TomlReader& r, std::vector<std::string>& notes) {
+// A llama flavor as the shape the importer prices.
+TitanModel FromLlama(const LlamaFlavor& l, absl::string_view model) {
+  return TitanShape(model, l.name, l.dim, l.layers, l.heads, l.kv_heads, l.FfnHidden(), l.vocab);
+}
+
+absl::StatusOr<TitanModel> ReadFlavor(TomlReader& r, std::vector<std::string>& notes) {
   HETSIM_ASSIGN_OR_RETURN(std::optional<std::string> name, r.String({"model.name"}));
   HETSIM_ASSIGN_OR_RETURN(std::optional<std::string> flavor, r.String({"model.flavor"}));
   std::string model = name.value_or("llama3");
@@ -180,17 +186,22 @@ absl::StatusOr<LlamaFlavor> ReadFlavor(TomlReader& r, std::vector<std::string>& 
       model = inner;
     }
   }
-  if (model != "llama3" && model != "llama2") {
-    return r.Error("model.name", absl::StrFormat("\"%s\": only torchtitan's llama3 and llama2 models are known to this "
-                                                 "importer (write the model as a hetsim Model and plan it instead)",
+  if (model != "llama3" && model != "llama2" && !IsOtherTitanModel(model)) {
+    return r.Error("model.name", absl::StrFormat("\"%s\": only torchtitan's llama3, llama2, qwen3, llama4 and "
+                                                 "deepseek_v3 models are known to this importer (write the model as a "
+                                                 "hetsim Model and plan it instead)",
                                                  model));
   }
   // Attention variants (_flex_attn, _varlen) have the same shapes.
   const std::string f = flavor.value_or("debugmodel");
   std::vector<std::string> known;
-  for (const LlamaFlavor& l : model == "llama3" ? std::span(kLlama3Flavors) : std::span(kLlama2Flavors)) {
-    if (f == l.name || absl::StartsWith(f, absl::StrCat(l.name, "_"))) return l;
-    known.push_back(l.name);
+  if (IsOtherTitanModel(model)) {
+    if (std::optional<TitanModel> m = OtherTitanFlavor(model, f, known)) return *std::move(m);
+  } else {
+    for (const LlamaFlavor& l : model == "llama3" ? std::span(kLlama3Flavors) : std::span(kLlama2Flavors)) {
+      if (f == l.name || absl::StartsWith(f, absl::StrCat(l.name, "_"))) return FromLlama(l, model);
+      known.push_back(l.name);
+    }
   }
   return r.Error("model.flavor",
                  absl::StrFormat("\"%s\": not a %s flavor (known: %s)", f, model, absl::StrJoin(known, ", ")));
@@ -346,7 +357,7 @@ absl::StatusOr<std::string> RecomputeFlags(TomlReader& r, std::vector<std::strin
 }
 
 // The schedule and, for looped schedules, the flag of chunks per rank.
-absl::StatusOr<std::string> ScheduleFlags(TomlReader& r, const Degrees& d, const LlamaFlavor& f,
+absl::StatusOr<std::string> ScheduleFlags(TomlReader& r, const Degrees& d, const TitanModel& f,
                                           std::vector<std::string>& notes) {
   HETSIM_ASSIGN_OR_RETURN(std::optional<std::string> schedule, r.String({"parallelism.pipeline_parallel_schedule",
                                                                          "experimental.pipeline_parallel_schedule"}));
@@ -385,17 +396,64 @@ absl::StatusOr<std::string> ScheduleFlags(TomlReader& r, const Degrees& d, const
                  absl::StrFormat("\"%s\": not modelled (hetsim runs 1F1B, GPipe and Interleaved1F1B)", s));
 }
 
+// What the flavor's train spec and attention allow, and its experts' layout as Megatron flags: torchtitan's
+// expert mesh (parallel_dims.py) puts ep x etp ranks in dp_shard x cp x tp, etp 1 or TP (the experts not split
+// by TP, or split as the dense MLP), as Megatron's MoE parallel folding does; with ep 1 the experts are
+// TP-sharded as the dense MLP (Megatron's default ETP). Notes what the flavor prices otherwise.
+absl::StatusOr<std::string> TitanModelChecks(TomlReader& r, const TitanModel& m, const Degrees& d, const Batch& b,
+                                             std::vector<std::string>& notes) {
+  if (!m.pipelines && d.pp > 1) {
+    return r.Error("parallelism.pipeline_parallel_degree",
+                   absl::StrFormat("%d: torchtitan's %s train spec has no pipelining_fn (torchtitan refuses pipeline "
+                                   "parallelism for it)",
+                                   d.pp, m.model));
+  }
+  if (m.attention_block > 0 && b.seq > m.attention_block) {
+    return r.Error("model.flavor",
+                   absl::StrFormat("\"%s\": iRoPE's chunked attention (three of four layers attend within blocks of "
+                                   "%d tokens) at seq_len %d is not modelled (a shorter seq_len, or the flavor without "
+                                   "_irope, is)",
+                                   m.flavor, m.attention_block, b.seq));
+  }
+  if (m.attention_block > 0) {
+    notes.push_back(absl::StrFormat(
+        "%s: iRoPE's chunked attention is causal attention at seq_len %d (not above its %d-token blocks)", m.flavor,
+        b.seq, m.attention_block));
+  }
+  if (m.kv_lora_rank > 0) {
+    notes.push_back("DeepSeek-V3's block-causal flex attention priced as causal attention over the whole sequence");
+  }
+  for (const std::string& n : m.notes) notes.push_back(n);
+  if (m.experts == 0) return std::string();
+  HETSIM_ASSIGN_OR_RETURN(const std::optional<int64_t> ep, r.Int({"parallelism.expert_parallel_degree"}));
+  HETSIM_ASSIGN_OR_RETURN(const std::optional<int64_t> etp, r.Int({"parallelism.expert_tensor_parallel_degree"}));
+  if (ep.value_or(1) < 1) {
+    return r.Error("parallelism.expert_parallel_degree", absl::StrFormat("%d: must be >= 1", *ep));
+  }
+  if (ep.value_or(1) == 1) {
+    if (etp.value_or(1) != 1) notes.push_back("no effect: parallelism.expert_tensor_parallel_degree without EP");
+    return std::string();
+  }
+  if (etp.value_or(1) != 1 && *etp != d.tp) {
+    return r.Error(
+        "parallelism.expert_tensor_parallel_degree",
+        absl::StrFormat("%d: torchtitan runs 1 or the tensor-parallel degree %d (parallel_dims.py)", *etp, d.tp));
+  }
+  return absl::StrFormat(" --expert-model-parallel-size %d --expert-tensor-parallel-size %d", *ep, etp.value_or(1));
+}
+
 // The model, the layout and the batch as Megatron flags: the Megatron importer lays ranks out in
 // torchtitan's mesh order and prices the llama blocks; torchtitan's runtime is set on the plan after it.
-std::string MegatronLine(const LlamaFlavor& flavor, const Degrees& d, const Batch& b, bool bf16, bool float8) {
+std::string MegatronLine(const TitanModel& flavor, const Degrees& d, const Batch& b, bool bf16, bool float8) {
   std::string line = absl::StrFormat(
       "pretrain_gpt.py --num-layers %d --hidden-size %d --num-attention-heads %d --ffn-hidden-size %d --swiglu "
-      "--untie-embeddings-and-output-weights --position-embedding-type rope --normalization RMSNorm --vocab-size %d "
+      "%s--position-embedding-type rope --normalization RMSNorm --vocab-size %d "
       "--make-vocab-size-divisible-by 1 --seq-length %d --max-position-embeddings %d --use-flash-attn "
       "--micro-batch-size %d --global-batch-size %d --tensor-model-parallel-size %d --pipeline-model-parallel-size %d "
       "--context-parallel-size %d",
-      flavor.layers, flavor.dim, flavor.heads, flavor.FfnHidden(), flavor.vocab, b.seq, b.seq, b.micro, b.global, d.tp,
-      d.pp, d.cp);
+      flavor.layers, flavor.dim, flavor.heads, flavor.ffn, flavor.tied ? "" : "--untie-embeddings-and-output-weights ",
+      flavor.vocab, b.seq, b.seq, b.micro, b.global, d.tp, d.pp, d.cp);
+  absl::StrAppend(&line, OtherTitanModelFlags(flavor));
   if (flavor.kv_heads != flavor.heads)
     absl::StrAppend(&line, " --group-query-attention --num-query-groups ", flavor.kv_heads);
   if (bf16) absl::StrAppend(&line, " --bf16");
@@ -544,10 +602,11 @@ absl::StatusOr<TorchtitanImport> ImportTorchtitan(absl::string_view toml_text, c
   TomlReader r(root, source);
   TorchtitanImport out;
   HETSIM_RETURN_IF_ERROR(RefuseSemiSynchronous(r));
-  HETSIM_ASSIGN_OR_RETURN(const LlamaFlavor flavor, ReadFlavor(r, out.notes));
+  HETSIM_ASSIGN_OR_RETURN(const TitanModel flavor, ReadFlavor(r, out.notes));
   HETSIM_ASSIGN_OR_RETURN(Degrees d, ReadDegrees(r));
   HETSIM_ASSIGN_OR_RETURN(MegatronImportRequest placed, PlaceWorld(r, d, cluster, request));
   HETSIM_ASSIGN_OR_RETURN(const Batch b, ReadBatch(r, d));
+  HETSIM_ASSIGN_OR_RETURN(const std::string model_flags, TitanModelChecks(r, flavor, d, b, out.notes));
   HETSIM_ASSIGN_OR_RETURN(const std::string recompute, RecomputeFlags(r, out.notes));
   HETSIM_ASSIGN_OR_RETURN(const std::string schedule_flags, ScheduleFlags(r, d, flavor, out.notes));
   HETSIM_ASSIGN_OR_RETURN(std::optional<std::string> param_dtype, r.String({"training.mixed_precision_param"}));
@@ -576,11 +635,12 @@ absl::StatusOr<TorchtitanImport> ImportTorchtitan(absl::string_view toml_text, c
     return r.Error("training.mixed_precision_param", absl::StrFormat("\"%s\" is not bfloat16 or float32", dtype));
   }
 
-  const std::string line = MegatronLine(flavor, d, b, dtype == "bfloat16", float8) + recompute + schedule_flags;
+  const std::string line =
+      MegatronLine(flavor, d, b, dtype == "bfloat16", float8) + model_flags + recompute + schedule_flags;
   HETSIM_ASSIGN_OR_RETURN(const MegatronFlags flags, ParseMegatronLaunchLine(line, source));
   HETSIM_ASSIGN_OR_RETURN(MegatronImport imported, ImportMegatron(flags, cluster, placed, source));
   out.model = std::move(imported.model);
-  out.model.set_name(absl::StrCat(flavor.vocab == 32000 ? "llama2-" : "llama3-", flavor.name));
+  out.model.set_name(absl::StrCat(flavor.model, "-", flavor.flavor));
   v1::Plan& plan = out.plan;
   plan = std::move(imported.plan);
   *plan.mutable_model() = out.model;

@@ -6,8 +6,10 @@
 
 #include <string>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "proto/layer_count.h"
 #include "tests/sim/executor/executor_test_util.h"
 
@@ -15,6 +17,7 @@
 #include "proto/inputs.h"
 #include "proto/io.h"
 #include "proto/validate_cluster.h"
+#include "service/interop/deepspeed_export.h"
 #include "service/interop/megatron_export.h"
 #include "service/interop/megatron_flags.h"
 #include "service/interop/megatron_import.h"
@@ -1245,6 +1248,106 @@ TEST_CASE("import: --no-...-fusion flags are Plan.unfused_kernels, kernel by ker
                cluster);
   CHECK_FALSE(m.plan.has_unfused_kernels());
   CHECK(HasNote(m, "no effect: --no-masked-softmax-fusion"));
+}
+
+// The fused softmax kernel runs only for the shapes its code's is_kernel_available accepts (16-bit scores,
+// 16 < sk <= 4096 in Megatron's fused_softmax.py, 2048 in Megatron-LM v2.5's, 16384 in the legacy
+// model's, sk < 16384 in Transformer Engine's, b x np a multiple of 4 and, in Megatron's, of the kernel's
+// batches per block); elsewhere PyTorch masks and softmaxes apart, priced as unfused_kernels.masked_softmax.
+TEST_CASE("import: the fused softmax's shape limits, version by version, price PyTorch's fallback", "[interop]") {
+  const v1::Cluster cluster = ExampleCluster("a100-512");
+  // TP 2 on 8 GPUs: DP 4, micro-batch 2 per rank, 16 / 2 = 8 heads per rank: b x np = 16.
+  const auto line = [](int64_t seq, const std::string& more) {
+    return absl::StrFormat(
+        "torchrun --nproc_per_node 8 --nnodes 1 pretrain_gpt.py --num-layers 2 --hidden-size 1024 "
+        "--num-attention-heads 16 --seq-length %d --max-position-embeddings %d --micro-batch-size 2 "
+        "--global-batch-size 16 --tensor-model-parallel-size 2 --vocab-size 50257 --bf16 %s",
+        seq, seq, more);
+  };
+  const auto masked = [](const MegatronImport& m) { return m.plan.unfused_kernels().masked_softmax(); };
+  // Transformer Engine's unfused attention (Megatron-Core's default layers): sk < 16384.
+  MegatronImport m = ImportRoundTrip(line(8192, "--attention-backend unfused"), cluster);
+  CHECK_FALSE(masked(m));
+  m = ImportRoundTrip(line(16384, "--attention-backend unfused"), cluster);
+  CHECK(masked(m));
+  CHECK(HasNote(m,
+                "the fused softmax kernel does not run (Transformer Engine's softmax.py: sequence 16384 outside the "
+                "kernel's 16 < sk < 16384)"));
+  // Megatron-Core's local layers (megatron/core/fusions/fused_softmax.py): sk <= 4096.
+  m = ImportRoundTrip(line(4096, "--transformer-impl local"), cluster);
+  CHECK_FALSE(masked(m));
+  m = ImportRoundTrip(line(8192, "--transformer-impl local"), cluster);
+  CHECK(masked(m));
+  CHECK(HasNote(m, "(Megatron's fused_softmax.py: sequence 8192 outside the kernel's 16 < sk <= 4096)"));
+  // The legacy model (--use-legacy-models): unfused attention, sk <= 16384.
+  m = ImportRoundTrip(line(8192, "--use-legacy-models"), cluster);
+  CHECK(m.model.transformer().attention() == v1::ATTENTION_UNFUSED);
+  CHECK_FALSE(masked(m));
+  CHECK(masked(ImportOk(line(32768, "--use-legacy-models"), cluster)));
+  // --no-masked-softmax-fusion says it already: no second note.
+  m = ImportOk(line(8192, "--transformer-impl local --no-masked-softmax-fusion"), cluster);
+  CHECK(masked(m));
+  CHECK_FALSE(HasNote(m, "the fused softmax kernel does not run"));
+  // Megatron-LM v2.5 (2021, --checkpoint-activations): sk <= 2048.
+  m = ImportOk(absl::StrReplaceAll(line(4096, "--checkpoint-activations"), {{"--bf16", "--fp16"}}), cluster);
+  CHECK(m.plan.framework() == v1::MEGATRON_LM_2021);
+  CHECK(HasNote(m, "(Megatron-LM v2.5's fused_softmax.py: sequence 4096 outside the kernel's 16 < sk <= 2048)"));
+  CHECK_FALSE(
+      masked(ImportOk(absl::StrReplaceAll(line(2048, "--checkpoint-activations"), {{"--bf16", "--fp16"}}), cluster)));
+  // TP 8: 16 / 8 = 2 heads per rank, b x np = 1 x 2 (micro-batch 1, DP 1): not a multiple of 4.
+  const std::string tp8 = absl::StrReplaceAll(line(1024, "--transformer-impl local"),
+                                              {{"--tensor-model-parallel-size 2", "--tensor-model-parallel-size 8"},
+                                               {"--micro-batch-size 2", "--micro-batch-size 1"}});
+  m = ImportOk(tp8, cluster);
+  CHECK(masked(m));
+  CHECK(HasNote(m, "micro-batch x heads per rank = 1 x 2 not a multiple of 4"));
+  // 128 keys: one warp of 32 threads a row, two rows a warp (up to 128 keys), 128 / 32 x 2 = 8 per block.
+  // Micro-batch 1 x 4 heads per rank (8 heads, TP 2) = 4: Megatron's kernel asks 4 % 8, Transformer
+  // Engine's the rows, 128 % 8 = 0.
+  const auto seq128 = [&](const std::string& more) {
+    return absl::StrReplaceAll(line(128, more), {{"--num-attention-heads 16", "--num-attention-heads 8"},
+                                                 {"--micro-batch-size 2", "--micro-batch-size 1"},
+                                                 {"--global-batch-size 16", "--global-batch-size 8"}});
+  };
+  m = ImportOk(seq128("--transformer-impl local"), cluster);
+  CHECK(masked(m));
+  CHECK(HasNote(m, "micro-batch x heads per rank = 1 x 4 not a multiple of the kernel's 8 per block"));
+  CHECK_FALSE(masked(ImportOk(seq128("--attention-backend unfused"), cluster)));
+}
+
+// Export: a plan whose unfused attention softmaxes in the fused kernel where the line's code cannot
+// (FP32 scores; a sequence outside the kernel's limits) has no line that gives it back: the line's import
+// prices PyTorch's mask and softmax. Refused, naming the field, rather than written and read back otherwise.
+TEST_CASE("export: a fused softmax the exported line cannot run is refused, not read back unfused", "[interop]") {
+  const v1::Cluster cluster = ExampleCluster("a100-512");
+  const std::string base =
+      "torchrun --nproc_per_node 8 --nnodes 1 pretrain_gpt.py --num-layers 2 --hidden-size 1024 "
+      "--num-attention-heads 16 --max-position-embeddings 16384 --micro-batch-size 2 --global-batch-size 16 "
+      "--tensor-model-parallel-size 2 --vocab-size 50257 --transformer-impl local ";
+  const auto without_mask = [&](const std::string& flags) {
+    const MegatronImport m = ImportOk(base + flags, cluster);
+    hetsim::proto::PlanInputs in;
+    in.cluster = cluster;
+    in.model = m.model;
+    in.plan = m.plan;
+    in.plan.clear_unfused_kernels();
+    REQUIRE(hetsim::proto::ValidatePlanInputs(in).ok());
+    return in;
+  };
+  // FP32 (no --bf16): the line's import masks apart whatever it says.
+  absl::StatusOr<hetsim::interop::MegatronExport> e = ExportMegatron(without_mask("--seq-length 1024"));
+  REQUIRE_FALSE(e.ok());
+  CHECK(absl::StrContains(e.status().message(), "unfused_kernels.masked_softmax: false with FP32 scores"));
+  // BF16 at 16384: the line's --attention-backend unfused runs Transformer Engine's check, sk < 16384.
+  e = ExportMegatron(without_mask("--seq-length 16384 --bf16"));
+  REQUIRE_FALSE(e.ok());
+  CHECK(absl::StrContains(e.status().message(), "(sequence 16384 outside the kernel's 16 < sk < 16384)"));
+  // At 8192 Transformer Engine's kernel runs, Megatron-DeepSpeed's (sk <= 4096) does not.
+  const hetsim::proto::PlanInputs at8k = without_mask("--seq-length 8192 --bf16");
+  REQUIRE(ExportMegatron(at8k).ok());
+  absl::StatusOr<hetsim::interop::DeepSpeedExport> ds = hetsim::interop::ExportDeepSpeed(at8k, "ds_config.json");
+  REQUIRE_FALSE(ds.ok());
+  CHECK(absl::StrContains(ds.status().message(), "Megatron-DeepSpeed's model: Megatron's fused_softmax.py"));
 }
 
 // The Megatron MoE Model Zoo's Qwen2-57B-A14B flags (model_configs/benchmarking/Qwen2-57B-A14B.yaml,

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <string>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "service/interop/torchtitan_import.h"
@@ -100,7 +101,7 @@ TEST_CASE("import torchtitan: bad configs name the file, the key and the problem
       Catch::Contains("bad.toml: model.flavor: \"13B\": not a llama3 flavor (known: debugmodel, 8B, 70B, 405B)"));
   CHECK_THAT(Refusal("[model]\nname = \"llama2\"\nflavor = \"8B\"\n"),
              Catch::Contains("not a llama2 flavor (known: debugmodel, 7B, 13B, 70B)"));
-  CHECK_THAT(Refusal("[model]\nname = \"deepseek_v3\"\n"), Catch::Contains("bad.toml: model.name: \"deepseek_v3\""));
+  CHECK_THAT(Refusal("[model]\nname = \"flux\"\n"), Catch::Contains("bad.toml: model.name: \"flux\""));
   CHECK_THAT(Refusal("[parallelism]\ntensor_parallel_degree = \"8\"\n"),
              Catch::Contains("bad.toml: parallelism.tensor_parallel_degree: not an integer"));
   CHECK_THAT(Refusal("[parallelism]\ntensor_parallel_degree = 0\n"),
@@ -120,4 +121,133 @@ TEST_CASE("import torchtitan: bad configs name the file, the key and the problem
              Catch::Contains("training.enable_cpu_offload: CPU offloading of FSDP is not modelled"));
   CHECK_THAT(Refusal("[activation_checkpoint]\nmode = \"sometimes\"\n", one_node),
              Catch::Contains("activation_checkpoint.mode: \"sometimes\" is not none, selective or full"));
+}
+
+// torchtitan's Llama 4 debug config as published (238fa99): llama4_args["debugmodel"] is dim 256, 6 layers,
+// 16 heads (n_kv_heads None: as many), vocabulary 2048, multiple_of 256, MoEArgs' defaults (8 experts, top-1,
+// one shared expert), interleave_moe_layer_step 2. Dense blocks' FeedForward(hidden_dim = 4 x 256):
+// int(2 x 1024 / 3) = 682, up to a multiple of 256: 768. MoE blocks: 682 / (top_k 1 + 1 shared) = 341, up to
+// 512, the shared expert 512 x 1. Block i is MoE when (i + 1) % 2 == 0: blocks 1, 3, 5.
+TEST_CASE("import torchtitan: Llama 4's debug config, alternate MoE blocks with a shared expert",
+          "[interop][torchtitan]") {
+  MegatronImportRequest request;
+  request.nodes = 1;  // 8 GPUs: shard -1 takes 8
+  auto r = ImportTorchtitan(hetsim::testing::ImportTestText(kData + "llama4_debug_model_238fa99.toml"),
+                            hetsim::testing::ImportTestCluster(), request, "llama4_debug_model_238fa99.toml");
+  INFO(r.status());
+  REQUIRE(r.ok());
+  const v1::Transformer& t = r->model.transformer();
+  CHECK(r->model.name() == "llama4-debugmodel");
+  CHECK(t.num_layers() == 6);
+  CHECK(t.hidden_size() == 256);
+  CHECK(t.num_attention_heads() == 16);
+  CHECK(t.vocab_size() == 2048);
+  CHECK(t.ffn_hidden_size() == 768);
+  CHECK(t.num_experts() == 8);
+  CHECK(t.moe_top_k() == 1);
+  CHECK(t.expert_ffn_hidden_size() == 512);
+  CHECK(t.moe_shared_expert_ffn_hidden_size() == 512);
+  CHECK(t.moe_first_dense_layers() == 1);
+  CHECK(t.moe_layer_freq() == 2);
+  CHECK(t.moe_grouped_gemm());
+  CHECK_FALSE(t.tied_embeddings());
+  const v1::Plan& p = r->plan;
+  CHECK(p.stages(0).data_parallel() == 8);
+  CHECK(p.global_batch_size() == 8 * 8);
+  CHECK(p.framework() == v1::FSDP2_TORCHTITAN);
+}
+
+// DeepSeek-V3's debug config as published (238fa99): deepseekv3_args["debugmodel"] is dim 256, inter_dim
+// 1024, moe_inter_dim 256, 6 layers of which n_dense_layers 1 dense, 16 heads, 8 experts top-3 with 2 shared
+// (one FeedForward of 2 x 256), MLA without query compression (q_lora_rank 0, kv_lora_rank 512, heads of
+// 128 + 64 rotary channels, values of 128).
+TEST_CASE("import torchtitan: DeepSeek-V3's debug config, MLA and shared experts", "[interop][torchtitan]") {
+  MegatronImportRequest request;
+  request.nodes = 1;
+  auto r = ImportTorchtitan(hetsim::testing::ImportTestText(kData + "deepseek_v3_debug_model_238fa99.toml"),
+                            hetsim::testing::ImportTestCluster(), request, "deepseek_v3_debug_model_238fa99.toml");
+  INFO(r.status());
+  REQUIRE(r.ok());
+  const v1::Transformer& t = r->model.transformer();
+  CHECK(t.num_layers() == 6);
+  CHECK(t.hidden_size() == 256);
+  CHECK(t.ffn_hidden_size() == 1024);
+  CHECK(t.num_experts() == 8);
+  CHECK(t.moe_top_k() == 3);
+  CHECK(t.expert_ffn_hidden_size() == 256);
+  CHECK(t.moe_shared_expert_ffn_hidden_size() == 2 * 256);
+  CHECK(t.moe_first_dense_layers() == 1);
+  REQUIRE(t.has_mla());
+  CHECK(t.mla().q_lora_rank() == 0);
+  CHECK(t.mla().kv_lora_rank() == 512);
+  CHECK(t.mla().qk_head_dim() == 128);
+  CHECK(t.mla().qk_pos_emb_head_dim() == 64);
+  CHECK(t.mla().v_head_dim() == 128);
+  CHECK(hetsim::testing::HasImportNote(r->notes, "block-causal flex attention priced as causal attention"));
+}
+
+namespace {
+// A torchtitan config of `model` / `flavor` on 16 GPUs, with `parallelism` lines.
+std::string TitanToml(const std::string& model, const std::string& flavor, const std::string& parallelism,
+                      int64_t seq = 4096) {
+  return absl::StrCat("[model]\nname = \"", model, "\"\nflavor = \"", flavor,
+                      "\"\n[training]\nlocal_batch_size = 2\nseq_len = ", seq,
+                      "\n[parallelism]\ndata_parallel_shard_degree = -1\n", parallelism);
+}
+}  // namespace
+
+// Qwen3 (qwen3_args at 238fa99): head_dim 128 apart from dim / heads, weight tying in the small flavors, qk_norm
+// noted; its train spec has no pipelining_fn, so torchtitan refuses pipelines for it. The MoE flavors take
+// torchtitan's expert mesh: EP ranks from dp_shard x cp x tp, ETP 1 or TP.
+TEST_CASE("import torchtitan: Qwen3 dense and MoE flavors, their expert mesh and refusals", "[interop][torchtitan]") {
+  MegatronImportRequest request;
+  request.nodes = 2;
+  const auto import = [&](const std::string& toml) {
+    auto r = ImportTorchtitan(toml, hetsim::testing::ImportTestCluster(), request, "qwen3.toml");
+    INFO(r.status());
+    REQUIRE(r.ok());
+    return *std::move(r);
+  };
+  auto small = import(TitanToml("qwen3", "0.6B", ""));
+  const v1::Transformer& t = small.model.transformer();
+  CHECK(t.hidden_size() == 1024);
+  CHECK(t.num_layers() == 28);
+  CHECK(t.head_dim() == 128);  // 16 heads x 128 = 2048 wide Q, wider than dim 1024
+  CHECK(t.num_kv_heads() == 8);
+  CHECK(t.ffn_hidden_size() == 3072);
+  CHECK(t.vocab_size() == 151936);
+  CHECK(t.tied_embeddings());
+  CHECK(t.num_experts() <= 1);
+  CHECK(hetsim::testing::HasImportNote(small.notes, "qk_norm: Qwen3's RMSNorm of each head's query and key"));
+  CHECK_FALSE(import(TitanToml("qwen3", "8B", "")).model.transformer().tied_embeddings());
+  CHECK(absl::StrContains(Refusal(TitanToml("qwen3", "0.6B", "pipeline_parallel_degree = 2\n"), request),
+                          "qwen3 train spec has no pipelining_fn"));
+  // 30B-A3B: 128 experts of 768, top-8, every block MoE; EP 8 x ETP 1 on TP 2 x shard 8.
+  auto moe =
+      import(TitanToml("qwen3", "30B-A3B",
+                       "tensor_parallel_degree = 2\nexpert_parallel_degree = 8\nexpert_tensor_parallel_degree = 1\n"));
+  const v1::Transformer& m = moe.model.transformer();
+  CHECK(m.num_experts() == 128);
+  CHECK(m.moe_top_k() == 8);
+  CHECK(m.expert_ffn_hidden_size() == 768);
+  CHECK(m.moe_shared_expert_ffn_hidden_size() == 0);
+  CHECK(m.moe_first_dense_layers() == 0);
+  CHECK(moe.plan.stages(0).expert_parallel() == 8);
+  CHECK(moe.plan.stages(0).expert_tensor_parallel() == 1);
+  CHECK(absl::StrContains(
+      Refusal(TitanToml("qwen3", "30B-A3B",
+                        "tensor_parallel_degree = 2\nexpert_parallel_degree = 4\nexpert_tensor_parallel_degree = 4\n"),
+              request),
+      "parallelism.expert_tensor_parallel_degree: 4: torchtitan runs 1 or the tensor-parallel degree 2"));
+  // Llama 4's iRoPE flavors attend in blocks of 8192 tokens: the same as causal up to 8192, not modelled above.
+  CHECK(absl::StrContains(Refusal(TitanToml("llama4", "17bx16e_irope", "tensor_parallel_degree = 8\n", 16384), request),
+                          "iRoPE's chunked attention"));
+  auto irope = import(TitanToml("llama4", "17bx16e_irope", "tensor_parallel_degree = 8\n", 8192));
+  // 17bx16e: every block MoE (interleave 1); int(2 x 20480 / 3) = 13653, x 1.2 = 16383, / (1 + 1) = 8191, up to
+  // a multiple of 2048: 8192.
+  CHECK(irope.model.transformer().expert_ffn_hidden_size() == 8192);
+  CHECK(irope.model.transformer().num_experts() == 16);
+  CHECK(irope.model.transformer().vocab_size() == 202048);
+  CHECK(hetsim::testing::HasImportNote(irope.notes, "iRoPE's chunked attention is causal attention at seq_len 8192"));
+  CHECK(absl::StrContains(Refusal(TitanToml("qwen3", "3B", ""), request), "\"3B\": not a qwen3 flavor (known: "));
 }

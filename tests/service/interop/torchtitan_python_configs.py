@@ -37,8 +37,9 @@ CASES = [
      "1 pipeline stages x TP 2 x DP 2 on island \"h100\""),
     (FEATURES, "llama3_debugmodel_pp4_zero_bubble", [REGISTRY, INIT], 1,
      "parallelism.pipeline_parallel_schedule: \"InterleavedZeroBubble\": not modelled"),
+    # Qwen3's flavors import since session 41 (docs/torchtitan.md): 14B on 8 GPUs, FSDP over all.
     ("torchtitan-2026_qwen3_config_registry.py", "qwen3_14b", [], 1,
-     "model.name: \"qwen3\": only torchtitan's llama3 and llama2 models are known"),
+     "1 pipeline stages x TP 1 x DP 8 on island \"h100\", ONE_F_ONE_B, micro-batch 4 per replica, global batch 32"),
     ("torchtitan-2026_torchft_llama3_config_registry.py", "llama3_torchft_debugmodel", [], 1,
      "fault_tolerance.semi_sync_method: \"diloco\": torchft's semi-synchronous training"),
 ]
