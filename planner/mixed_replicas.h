@@ -117,6 +117,12 @@ std::vector<GpuId> MixedShardGpus(const ClusterModel& cluster, const std::vector
 // then). `bytes` (per GPU of a shard group) other than 0 prices a collective of that many bytes instead
 // of the gradients' (a ZeRO-3 layer's gather, MixedLayerGathers).
 inline constexpr int kMixedNicKey = 1 << 20;
+// The NICs `groups`' (placed) shard rings leave their nodes through, under the keys above: (what the NIC
+// carries one way in the simulator, the distinct shard rings through it, at most `finest`); with
+// `expert_block` the experts' shard rings (a copy's ETP x EP in place of a replica's TP).
+std::map<int, std::pair<double, int>> MixedNicLinks(const ClusterModel& cluster,
+                                                    const std::vector<SearchedGroup>& groups, int finest,
+                                                    int expert_block = 0);
 std::optional<SharedFlow> MixedDenseRingFlow(const ClusterModel& cluster, const std::vector<SearchedGroup>& groups,
                                              RangeNccl& nccl, CollectiveOp op = CollectiveOp::kAllReduce,
                                              int64_t bytes = 0);
