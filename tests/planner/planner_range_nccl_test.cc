@@ -243,7 +243,23 @@ struct ThreeRangesOnTwoNodes {
     }
     return out;
   }
+  // Range k's ring: GPU k of each node.
+  static Ring RingOf(const ClusterModel& cluster, int k) {
+    Ring ring{cluster, {}};
+    for (int node = 0; node < 2; ++node) ring.gpus.push_back(*cluster.topology().GpuIdOf(0, node, k));
+    return ring;
+  }
+  // What the simulator's NIC link carries (every node's alike).
+  static double Nic(const ClusterModel& cluster) {
+    const topology::Topology& t = cluster.topology();
+    return t.link(t.nic_uplink(t.nic_of(GpuId(0)))).bandwidth.bytes_per_second();
+  }
 };
+
+// Range k's first bucket: its end less its start.
+double FirstBucketSeconds(const LayerRangesPrice& price, int k) {
+  return TimeToSeconds(price.range_times[k].bucket_end[0] - price.range_times[k].bucket_start[0]);
+}
 
 TEST_CASE("range rings: ranges at once share each node's NIC, in their protocol's wire bytes",
           "[planner][pipelines][ranges][nccl]") {
@@ -253,27 +269,24 @@ TEST_CASE("range rings: ranges at once share each node's NIC, in their protocol'
   // NICs). At once, max-min shares C: all three at C / 3 until the smallest is done, then two at C / 2:
   // the ranges' bandwidth terms end at 3 P_0 / C, (P_0 + 2 P_1) / C = 5e7 / C and (P_0 + P_1 + P_2) / C
   // = 6e7 / C, each then paying its latency (what the ring alone costs beyond its bytes over C).
-  const workload::ModelCost model = ThreeLayerModel();
   const std::unique_ptr<ClusterModel> cluster = LabCluster();
-  const topology::Topology& t = cluster->topology();
   ThreeRangesOnTwoNodes two;
-  const LayerRangesPrice price = PriceLayerRanges(model, *cluster, {.overlap_param_gather = true}, two.Priced(*cluster));
+  const LayerRangesPrice price =
+      PriceLayerRanges(ThreeLayerModel(), *cluster, {.overlap_param_gather = true}, two.Priced(*cluster));
   REQUIRE(price.range_times.size() == 3);
-  const double nic = t.link(t.nic_uplink(t.nic_of(GpuId(0)))).bandwidth.bytes_per_second();
+  const double nic = ThreeRangesOnTwoNodes::Nic(*cluster);
   CHECK(nic == Approx(0.8 * 100e9 / 8).epsilon(1e-12));
   const double ends[3] = {3 * kParams[0] / nic, (kParams[0] + 2 * kParams[1]) / nic,
                           (kParams[0] + kParams[1] + kParams[2]) / nic};
   for (int k = 0; k < 3; ++k) {
-    Ring ring{*cluster, {}};
-    for (int node = 0; node < 2; ++node) ring.gpus.push_back(*t.GpuIdOf(0, node, k));
+    const Ring ring = ThreeRangesOnTwoNodes::RingOf(*cluster, k);
     // Alone: Simple at the NIC (a large bucket), so the latency is what it costs beyond B_k / 2 over C.
     const double alone = ring.HalfSeconds(2 * kParams[k]);
     CHECK(ring.HopOf(0, collectives::NcclProtocol::kSimple).bytes_per_s == Approx(nic).epsilon(1e-12));
     const double latency = alone - kParams[k] / nic;
     CHECK(latency > 0);
     INFO("range " << k);
-    CHECK(TimeToSeconds(price.range_times[k].bucket_end[0] - price.range_times[k].bucket_start[0]) ==
-          Approx(ends[k] + latency).epsilon(1e-6));
+    CHECK(FirstBucketSeconds(price, k) == Approx(ends[k] + latency).epsilon(1e-6));
   }
 }
 
@@ -284,28 +297,25 @@ TEST_CASE("range rings: small buckets of ranges at once share the NIC in LL's wi
   // but only 1/4 of its wire bytes are payload, nccl_model.h); the first buckets of the three ranges run
   // at once, equal, each a third of the NIC: its 8 KiB through the NIC at C x 1/4 / 3, plus the latency
   // the bucket costs alone beyond its bytes at C x 1/4.
-  const workload::ModelCost model = ThreeLayerModel();
   const std::unique_ptr<ClusterModel> cluster = LabCluster();
-  const topology::Topology& t = cluster->topology();
   ThreeRangesOnTwoNodes two;
   const int64_t bucket = 16 << 10;
   const LayerRangesPrice price = PriceLayerRanges(
-      model, *cluster, {.grad_bucket_bytes = bucket, .overlap_param_gather = true}, two.Priced(*cluster));
+      ThreeLayerModel(), *cluster, {.grad_bucket_bytes = bucket, .overlap_param_gather = true}, two.Priced(*cluster));
   REQUIRE(price.range_times.size() == 3);
-  const double nic = t.link(t.nic_uplink(t.nic_of(GpuId(0)))).bandwidth.bytes_per_second();
+  const double nic = ThreeRangesOnTwoNodes::Nic(*cluster);
   const double half = static_cast<double>(bucket) / 2;
   for (int k = 0; k < 3; ++k) {
-    Ring ring{*cluster, {}};
-    for (int node = 0; node < 2; ++node) ring.gpus.push_back(*t.GpuIdOf(0, node, k));
+    const Ring ring = ThreeRangesOnTwoNodes::RingOf(*cluster, k);
     const double alone = ring.HalfSeconds(static_cast<double>(bucket));
     // The fastest alone is LL.
     const Ring::Hop ll = ring.HopOf(0, collectives::NcclProtocol::kLL);
-    const double ll_alone = TimeToSeconds(collectives::LaunchLatency(t, ring.gpus)) + ll.latency_s + half / ll.bytes_per_s;
+    const double ll_alone =
+        TimeToSeconds(collectives::LaunchLatency(cluster->topology(), ring.gpus)) + ll.latency_s + half / ll.bytes_per_s;
     REQUIRE(alone == Approx(ll_alone).epsilon(1e-9));
     CHECK(ll.bytes_per_s == Approx(nic / 4).epsilon(1e-12));
     INFO("range " << k);
-    CHECK(TimeToSeconds(price.range_times[k].bucket_end[0] - price.range_times[k].bucket_start[0]) ==
-          Approx(alone + 2 * half / (nic / 4)).epsilon(1e-6));
+    CHECK(FirstBucketSeconds(price, k) == Approx(alone + 2 * half / (nic / 4)).epsilon(1e-6));
   }
 }
 
