@@ -76,6 +76,10 @@ struct RangeRing {
   std::vector<double> expert_load;
   int64_t expert_bytes = 0, expert_param_bytes = 0;
   int expert_shards = 1, finest = 1;  // its expert groups (the finest ETP x EP); its holders' finest TP
+  // Where placed: the NICs its dense shard rings leave their nodes through (MixedNicLinks: the simulator's
+  // rate one way, the distinct rings of the range through it), and its experts' rings' (the same over the
+  // experts' own copies: a NIC wired to one GPU carries that GPU's expert rings, not every one).
+  std::map<int, std::pair<double, int>> nics, expert_nics;
   std::vector<int> shard_load;  // per holder (a mixed one: per replica group): the shard groups each of its GPUs joins
                                 // (finest TP / its TP)
 
@@ -96,6 +100,7 @@ void ShardGroupOf(const ClusterModel& cluster, const std::vector<SearchedGroup>&
   if (gpus.empty()) return;
   for (const SearchedGroup& g : groups) out.shard_load.push_back(finest / std::max(1, g.tensor_parallel));
   out.shard_gpus = std::move(gpus);
+  out.nics = MixedNicLinks(cluster, placed, finest);
 }
 
 // `out.holders`' groups on `cluster` with their readiness and zero stage into `out`; `finest` their
@@ -188,12 +193,17 @@ void ExpertGroupOf(const workload::ModelCost& model, const ClusterModel& cluster
   }
   std::vector<GpuId> gpus;
   std::vector<double> load;
+  std::vector<SearchedGroup> copies;  // every holder's copies on `cluster`, each at its own block (MixedNicLinks)
   for (size_t h = 0; h < out.holders.size(); ++h) {
     const PricedPipeline& pipe = pipelines[out.holders[h].first];
     load.push_back(1);
     for (const auto& [at, block] : places[h]) {
       load.back() = std::max(load.back(), static_cast<double>(shards) / std::max(1, block));
       const int island = IslandNamed(cluster, pipe.cluster->island(at.island).name);
+      SearchedGroup& placed = copies.emplace_back(at);
+      placed.island = island;
+      placed.expert_parallel = std::max(1, block);
+      placed.expert_tensor_parallel = 1;
       for (int k = 0; k < at.shape.gpus(); k += std::max(1, block)) {
         absl::StatusOr<GpuId> gpu = cluster.topology().GpuIdOf(island, at.first_node + k / at.shape.gpus_per_node,
                                                                at.first_gpu + k % at.shape.gpus_per_node);
@@ -205,6 +215,7 @@ void ExpertGroupOf(const workload::ModelCost& model, const ClusterModel& cluster
   out.expert_gpus = std::move(gpus);
   out.expert_load = std::move(load);
   out.expert_shards = shards;
+  out.expert_nics = MixedNicLinks(cluster, copies, shards, shards);
   out.expert_bytes =
       workload::ExpertGradSyncBytes(model, out.first, out.end - out.first, shards, options.grad_reduce_in_fp32);
   if (out.zero_stage >= 1)
@@ -259,6 +270,9 @@ RangeRing TiedRingOf(const workload::ModelCost& model, const ClusterModel& clust
   return out;
 }
 
+// The first key of the nodes' NICs' links (AddNodeNics), below every crossing's (-1 - island pair).
+inline constexpr int kNodeNicKey = -(1 << 22);
+
 // Where each stage's links sit among ShareLinks' keys: stage i of pipeline p is first_stage_key[p] + i
 // (its NIC share), and `stage_keys` further when its ranges ring over its GPUs' links on one node.
 struct StageKeys {
@@ -288,18 +302,33 @@ struct RangeCollective {
 std::optional<NcclPrice> PriceOf(const RangeRing& ring, const std::vector<RangeCollective>& collectives,
                                  RangeNccl& nccl) {
   NcclPrice sum;
+  sum.nic_load = 0;  // the largest of the collectives'
   double crossing = 0, ring_bytes = 0;  // the collectives' crossing ratios by their ring bytes (steps x bytes)
   for (const RangeCollective& c : collectives) {
     const std::optional<NcclPrice> one = nccl.Of(ring.shard_gpus, c.op, c.bytes);
     if (!one) return std::nullopt;
     sum.seconds += one->seconds;
     sum.latency_s += one->latency_s;
+    sum.payload_fraction = std::min(sum.payload_fraction, one->payload_fraction);
+    sum.nic_load = std::max(sum.nic_load, one->nic_load);
     const double bytes = static_cast<double>(c.bytes) * (c.op == CollectiveOp::kAllReduce ? 2 : 1);
     crossing += one->crossing * bytes;
     ring_bytes += bytes;
   }
   if (ring_bytes > 0) sum.crossing = crossing / ring_bytes;
   return sum;
+}
+
+// Each NIC the placed `ring`'s shard rings leave a node through (RangeRing::nics), as one link per NIC
+// (keys below the crossings') that every range's flow through it shares, as the simulator's flows share
+// the NIC: its rate (the link's, line x NCCL's efficiency) in payload bytes of the flow's protocol (the
+// simulator moves bytes / payload_fraction on the wire: LL 4 a byte) over the range's rings through it,
+// beside the holding stages' NIC shares.
+void AddNodeNics(const RangeRing& ring, const NcclPrice& price, SharedFlow& flow) {
+  for (const auto& [key, nic] : ring.nics) {
+    flow.links.emplace_back(kNodeNicKey - (key - kMixedNicKey),
+                            nic.first * price.payload_fraction / price.nic_load / std::max(1, nic.second));
+  }
 }
 
 // Collectives of `bytes` per GPU over range `ring` as one flow over the links it crosses: each
@@ -335,6 +364,7 @@ SharedFlow RangeFlow(const RangeRing& ring, const StageKeys& keys, double bytes,
       flow.links.emplace_back(2 * keys.stage_keys + nccl.HopsOf(ring.shard_gpus),
                               flow.bytes / price->bandwidth_s() / load);
   }
+  if (price && !m.one_node) AddNodeNics(ring, *price, flow);
   // Each crossing at the rate it gives a ring, the flow's bytes there as its algorithm moves them.
   const double crossing = price && price->crossing > 0 ? price->crossing : 1.0;
   for (const auto& [pair, rate] : m.crossing_bytes_per_s) {
@@ -419,6 +449,7 @@ size_t AddRangeFlows(const RangeRing& ring, const RangeOptions& options, const s
     experts.grad_bytes = ring.expert_bytes;
     experts.param_bytes = ring.expert_param_bytes;
     experts.expert_gpus.clear();
+    experts.nics = ring.expert_nics;  // each NIC over the expert rings of the GPUs wired to it
     // Every expert group crosses the islands at once (the dense rings' price shares a crossing by the finest TP).
     for (auto& [pair, rate] : experts.parts.crossing_bytes_per_s)
       rate *= static_cast<double>(ring.finest) / ring.expert_shards;

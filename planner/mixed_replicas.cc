@@ -249,6 +249,8 @@ double NicUplinkBytesPerS(const topology::Topology& topology, GpuId gpu, double 
   return up == topology::kNoLink ? line : topology.link(up).bandwidth.bytes_per_second();
 }
 
+}  // namespace
+
 // The NICs (key: (its capacity one way, the rings through it)) `groups`' shard rings cross on each node: a
 // NIC carries the distinct shard rings of the GPUs wired to it (all `finest` once it sees every TP rank of
 // a replica). The experts' (`expert_block` > 0): the same with a copy's ETP x EP in place of a replica's TP
@@ -279,6 +281,8 @@ std::map<int, std::pair<double, int>> MixedNicLinks(const ClusterModel& cluster,
   for (const auto& [key, n] : rings) out[key] = {capacity[key], std::max(1, n)};
   return out;
 }
+
+namespace {
 
 // MixedDenseRingFlow, or with `expert_block` > 0 the experts' (MixedExpertRingFlow).
 std::optional<SharedFlow> MixedRingFlow(const ClusterModel& cluster, const std::vector<SearchedGroup>& groups,

@@ -105,6 +105,16 @@ Time MixedRingTime(const ClusterModel& cluster, const std::vector<SearchedGroup>
 std::vector<GpuId> MixedShardGpus(const ClusterModel& cluster, const std::vector<SearchedGroup>& groups,
                                   int expert_block = 0);
 
+// Where a node's NIC sits among a flow's link keys: kMixedNicKey + the GPU id of the NIC's first GPU.
+inline constexpr int kMixedNicKey = 1 << 20;
+// The NICs `groups`' (placed) shard rings leave their nodes through, keyed as above: (what the NIC carries
+// one way in the simulator, the distinct shard rings through it, at most `finest`); with `expert_block` the
+// experts' shard rings (a copy's ETP x EP in place of a replica's TP). The layer ranges of a plan of
+// pipelines count their rings through each NIC with it too (planner/layer_ranges.cc, AddNodeNics).
+std::map<int, std::pair<double, int>> MixedNicLinks(const ClusterModel& cluster,
+                                                    const std::vector<SearchedGroup>& groups, int finest,
+                                                    int expert_block = 0);
+
 // The dense gradients' all-reduce over placed `groups` as the simulator runs it, as one flow of a
 // shard group's ring bytes (2 (n - 1) / n of them, what a ring moves through each NIC it crosses each way)
 // over: its own pace, NCCL's choice of algorithm, protocol and channels on the first shard group's GPUs
@@ -116,7 +126,6 @@ std::vector<GpuId> MixedShardGpus(const ClusterModel& cluster, const std::vector
 // latency NCCL's. nullopt when a group is not placed or NCCL cannot price the group (MixedRingTime
 // then). `bytes` (per GPU of a shard group) other than 0 prices a collective of that many bytes instead
 // of the gradients' (a ZeRO-3 layer's gather, MixedLayerGathers).
-inline constexpr int kMixedNicKey = 1 << 20;
 std::optional<SharedFlow> MixedDenseRingFlow(const ClusterModel& cluster, const std::vector<SearchedGroup>& groups,
                                              RangeNccl& nccl, CollectiveOp op = CollectiveOp::kAllReduce,
                                              int64_t bytes = 0);

@@ -5,6 +5,7 @@
 
 #include "absl/status/statusor.h"
 #include "sim/collectives/layout.h"
+#include "sim/collectives/nccl_model.h"
 
 namespace hetsim::planner {
 
@@ -61,6 +62,24 @@ double CrossingLoadRatio(const topology::Topology& topology, const std::vector<G
   return busiest() / reference;
 }
 
+double NicLoadRatio(const topology::Topology& topology, const std::vector<GpuId>& gpus,
+                    const collectives::CollectiveShape& shape) {
+  if (shape.algorithm != collectives::CollectiveAlgorithm::kRing) return 1;
+  const std::vector<collectives::Ranks> nodes = collectives::GroupByNode(topology, gpus);
+  if (nodes.size() < 2) return 1;
+  const int32_t channels = std::max<int32_t>(1, shape.channels);
+  std::map<topology::DeviceId, int> exits;  // per NIC: the channels leaving a node through it
+  for (int32_t c = 0; c < channels; ++c) {
+    for (const collectives::Ranks& node : nodes) {
+      const size_t shift = static_cast<size_t>(c) % node.size();
+      ++exits[topology.nic_of(node[(shift + node.size() - 1) % node.size()])];
+    }
+  }
+  int most = 1;
+  for (const auto& [nic, count] : exits) most = std::max(most, count);
+  return static_cast<double>(most) / channels;
+}
+
 std::optional<NcclPrice> RangeNccl::Of(const std::vector<GpuId>& gpus, CollectiveOp op, int64_t bytes) {
   if (gpus.size() < 2 || bytes <= 0) return std::nullopt;
   std::vector<int64_t> key = {static_cast<int64_t>(op), bytes};
@@ -85,7 +104,9 @@ std::optional<NcclPrice> RangeNccl::Of(const std::vector<GpuId>& gpus, Collectiv
       collectives::ShapeFor(topology_, router_, tiny, shape.algorithm, shape.protocol);
   if (!alpha.ok()) return out;
   out = NcclPrice{shape.estimated_seconds.value(), std::min(alpha->estimated_seconds, shape.estimated_seconds).value(),
-                  op == CollectiveOp::kAllReduce ? CrossingLoadRatio(topology_, gpus, shape) : 1.0};
+                  op == CollectiveOp::kAllReduce ? CrossingLoadRatio(topology_, gpus, shape) : 1.0,
+                  NicLoadRatio(topology_, gpus, shape),
+                  topology_.nccl_model() ? collectives::ProtocolBandwidthFraction(shape.protocol) : 1.0};
   return out;
 }
 

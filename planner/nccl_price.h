@@ -27,6 +27,14 @@ namespace hetsim::planner {
 double CrossingLoadRatio(const topology::Topology& topology, const std::vector<GpuId>& gpus,
                          const collectives::CollectiveShape& shape);
 
+// The largest share of a ring's bytes over `gpus` run as `shape` that leaves one node through one NIC: each
+// channel's ring (collectives::ChannelOrder: every node's ranks rotated by the channel) leaves a node from
+// its last rank there, through that GPU's NIC, with 1 / channels of the bytes; a NIC that several channels
+// leave by carries their shares. 1 where the ring leaves each node through its one NIC, and for the
+// algorithms other than the ring (a tree's or a hierarchy's NIC loads are not counted).
+double NicLoadRatio(const topology::Topology& topology, const std::vector<GpuId>& gpus,
+                    const collectives::CollectiveShape& shape);
+
 // NCCL's price of one collective of a range's first shard group alone, as the simulator runs it
 // (sim/executor/layer_range_sync.cc: collectives::ChooseShape on the group's GPUs picks the algorithm,
 // ring or double tree, the protocol, the channels and the chunks by the alpha-beta estimate on the
@@ -39,6 +47,13 @@ struct NcclPrice {
   // What its algorithm moves over the busiest crossing between islands for a ring's bytes there
   // (CrossingLoadRatio), weighted by each collective's ring bytes when it stands for several.
   double crossing = 1;
+  // The busiest NIC's share of a ring's bytes leaving a node (NicLoadRatio; the largest when it stands for
+  // several).
+  double nic_load = 1;
+  // What of a link's rate its payload gets: the bytes it moves on the wire per byte are 1 / this, as the
+  // simulator moves them (collectives::ProtocolBandwidthFraction of its protocol: LL 0.25, LL128 0.92,
+  // Simple 1; the smallest when it stands for several).
+  double payload_fraction = 1;
   double bandwidth_s() const { return std::max(0.0, seconds - latency_s); }
 };
 

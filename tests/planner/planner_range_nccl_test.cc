@@ -18,11 +18,14 @@
 #include <vector>
 
 #include "base/spec/cluster.h"
+#include "planner/nccl_price.h"
 #include "planner/pipelines.h"
 #include "proto/inputs.h"
+#include "proto/io.h"
 #include "proto/resolve.h"
 #include "sim/collectives/nccl_model.h"
 #include "sim/workload/model_cost.h"
+#include "sim/workload/stage_cost.h"
 #include "tests/planner/planner_test_util.h"
 #include "topology/routing.h"
 
@@ -212,6 +215,187 @@ TEST_CASE("range rings: ZeRO-3 gathers every layer over the range's GPUs in each
   // After the backward a ZeRO-3 range reduce-scatters its gradients once, nothing gathers after the step.
   const LayerRangesPrice price = PriceLayerRanges(model, *cluster, {}, four.Priced(*cluster, 3));
   CHECK(BucketSeconds(price, 0) == Approx(ring.HalfSeconds(2 * (kParams[0] + kParams[1] + kParams[2]))).epsilon(1e-6));
+}
+
+// Two 3-stage pipelines of one layer a stage, pipeline 0 on GPUs 0-2 of node 0, pipeline 1 on GPUs 0-2 of
+// node 1 of the lab cluster, every last backward ending at 1 ms: three ranges (one a layer), each a ring
+// of two GPUs whose both hops are the nodes' NICs (no SHM hop), all three leaving each node through its one
+// NIC at once.
+struct ThreeRangesOnTwoNodes {
+  std::vector<std::vector<SearchedStage>> stages = std::vector<std::vector<SearchedStage>>(2);
+  std::vector<Prediction> predictions = std::vector<Prediction>(2);
+
+  std::vector<PricedPipeline> Priced(const ClusterModel& cluster) {
+    std::vector<PricedPipeline> out;
+    for (int p = 0; p < 2; ++p) {
+      stages[p].clear();
+      predictions[p].stages.assign(3, StagePrediction{});
+      for (int i = 0; i < 3; ++i) {
+        SearchedStage& s = stages[p].emplace_back();
+        s.first_layer = i;
+        s.num_layers = 1;
+        s.shape = {1, 1};
+        s.option.config.zero_stage = 1;
+        predictions[p].stages[i].last_backward_end = MillisecondsToTime(1);
+      }
+      predictions[p].pipeline = MillisecondsToTime(1);
+      out.push_back({&cluster, &stages[p], &predictions[p], {p, p, p}, {0, 1, 2}});
+    }
+    return out;
+  }
+  // Range k's ring: GPU k of each node.
+  static Ring RingOf(const ClusterModel& cluster, int k) {
+    Ring ring{cluster, {}};
+    for (int node = 0; node < 2; ++node) ring.gpus.push_back(*cluster.topology().GpuIdOf(0, node, k));
+    return ring;
+  }
+  // What the simulator's NIC link carries (every node's alike).
+  static double Nic(const ClusterModel& cluster) {
+    const topology::Topology& t = cluster.topology();
+    return t.link(t.nic_uplink(t.nic_of(GpuId(0)))).bandwidth.bytes_per_second();
+  }
+};
+
+// Range k's first bucket: its end less its start.
+double FirstBucketSeconds(const LayerRangesPrice& price, int k) {
+  return TimeToSeconds(price.range_times[k].bucket_end[0] - price.range_times[k].bucket_start[0]);
+}
+
+TEST_CASE("range rings: ranges at once share each node's NIC, in their protocol's wire bytes",
+          "[planner][pipelines][ranges][nccl]") {
+  // ZeRO-1 with the gathers at the start: range k (layer k, P_k parameters) reduce-scatters B_k = 2 P_k
+  // bytes over its two GPUs, B_k / 2 of them through each node's NIC (the simulator's link: 100 Gb/s at
+  // Ethernet's 0.80, C = 10 GB/s). Alone, each would run at C (NCCL's estimate of its ring: both hops are
+  // NICs). At once, max-min shares C: all three at C / 3 until the smallest is done, then two at C / 2:
+  // the ranges' bandwidth terms end at 3 P_0 / C, (P_0 + 2 P_1) / C = 5e7 / C and (P_0 + P_1 + P_2) / C
+  // = 6e7 / C, each then paying its latency (what the ring alone costs beyond its bytes over C).
+  const std::unique_ptr<ClusterModel> cluster = LabCluster();
+  ThreeRangesOnTwoNodes two;
+  const LayerRangesPrice price =
+      PriceLayerRanges(ThreeLayerModel(), *cluster, {.overlap_param_gather = true}, two.Priced(*cluster));
+  REQUIRE(price.range_times.size() == 3);
+  const double nic = ThreeRangesOnTwoNodes::Nic(*cluster);
+  CHECK(nic == Approx(0.8 * 100e9 / 8).epsilon(1e-12));
+  const double ends[3] = {3 * kParams[0] / nic, (kParams[0] + 2 * kParams[1]) / nic,
+                          (kParams[0] + kParams[1] + kParams[2]) / nic};
+  for (int k = 0; k < 3; ++k) {
+    const Ring ring = ThreeRangesOnTwoNodes::RingOf(*cluster, k);
+    // Alone: Simple at the NIC (a large bucket), so the latency is what it costs beyond B_k / 2 over C.
+    const double alone = ring.HalfSeconds(2 * kParams[k]);
+    CHECK(ring.HopOf(0, collectives::NcclProtocol::kSimple).bytes_per_s == Approx(nic).epsilon(1e-12));
+    const double latency = alone - kParams[k] / nic;
+    CHECK(latency > 0);
+    INFO("range " << k);
+    CHECK(FirstBucketSeconds(price, k) == Approx(ends[k] + latency).epsilon(1e-6));
+  }
+}
+
+TEST_CASE("range rings: small buckets of ranges at once share the NIC in LL's wire bytes",
+          "[planner][pipelines][ranges][nccl]") {
+  // The same three ranges in 16 KiB buckets: each bucket's ring of two GPUs runs the protocol of its
+  // fastest estimate alone (LL below about 32 KiB here, Simple above: LL's step latency is the smaller,
+  // but only 1/4 of its wire bytes are payload, nccl_model.h); the first buckets of the three ranges run
+  // at once, equal, each a third of the NIC: its 8 KiB through the NIC at C x 1/4 / 3, plus the latency
+  // the bucket costs alone beyond its bytes at C x 1/4.
+  const std::unique_ptr<ClusterModel> cluster = LabCluster();
+  ThreeRangesOnTwoNodes two;
+  const int64_t bucket = 16 << 10;
+  const LayerRangesPrice price = PriceLayerRanges(
+      ThreeLayerModel(), *cluster, {.grad_bucket_bytes = bucket, .overlap_param_gather = true}, two.Priced(*cluster));
+  REQUIRE(price.range_times.size() == 3);
+  const double nic = ThreeRangesOnTwoNodes::Nic(*cluster);
+  const double half = static_cast<double>(bucket) / 2;
+  for (int k = 0; k < 3; ++k) {
+    const Ring ring = ThreeRangesOnTwoNodes::RingOf(*cluster, k);
+    const double alone = ring.HalfSeconds(static_cast<double>(bucket));
+    // The fastest alone is LL.
+    const Ring::Hop ll = ring.HopOf(0, collectives::NcclProtocol::kLL);
+    const double ll_alone =
+        TimeToSeconds(collectives::LaunchLatency(cluster->topology(), ring.gpus)) + ll.latency_s + half / ll.bytes_per_s;
+    REQUIRE(alone == Approx(ll_alone).epsilon(1e-9));
+    CHECK(ll.bytes_per_s == Approx(nic / 4).epsilon(1e-12));
+    INFO("range " << k);
+    CHECK(FirstBucketSeconds(price, k) == Approx(alone + 2 * half / (nic / 4)).epsilon(1e-6));
+  }
+}
+
+// The 8-expert case model (tests/planner_data/moe-hapt-case.pbtxt) as two one-stage pipelines of TP 1 x DP 8 at
+// EP 8 on the two nodes of the A100 island of tests/planner_data/cluster-a100-rtx4090.pbtxt made two nodes long
+// (one 400 Gb/s InfiniBand NIC a GPU), or with `nics_per_node` NICs a node sharing the node's 3200 Gb/s: the
+// range's experts reduce in 8 rings, expert rank e of each node's copy, each GPU in one; no crossing between
+// islands.
+struct ExpertsOnTwoNodes {
+  workload::ModelCost model;
+  std::unique_ptr<ClusterModel> cluster;
+  std::vector<std::vector<SearchedStage>> stages = std::vector<std::vector<SearchedStage>>(2);
+  std::vector<Prediction> predictions = std::vector<Prediction>(2);
+
+  explicit ExpertsOnTwoNodes(int nics_per_node)
+      : model(workload::ModelCost::Create(proto::ResolveModel(
+            *proto::LoadAs<v1::Model>(HETSIM_SOURCE_DIR "/tests/planner_data/moe-hapt-case.pbtxt"), "gpt"))) {
+    absl::StatusOr<v1::Cluster> c = proto::LoadCluster(
+        proto::Source::File(HETSIM_SOURCE_DIR "/tests/planner_data/cluster-a100-rtx4090.pbtxt"));
+    REQUIRE(c.ok());
+    v1::Island& a100 = *c->mutable_islands(0);
+    a100.set_node_count(2);
+    a100.set_nic_bandwidth_gbps(3200.0 / nics_per_node);
+    a100.set_nics_per_node(static_cast<uint32_t>(nics_per_node));
+    absl::StatusOr<std::unique_ptr<ClusterModel>> m = testing::ClusterModelOf(*c, model.dtype());
+    INFO(m.status().message());
+    REQUIRE(m.ok());
+    cluster = *std::move(m);
+  }
+
+  std::vector<PricedPipeline> Priced() {
+    std::vector<PricedPipeline> out;
+    for (int p = 0; p < 2; ++p) {
+      SearchedStage s;
+      s.num_layers = model.num_layers();
+      s.shape = {1, 8};
+      s.option.config.tensor_parallel = 1;
+      s.option.config.data_parallel = 8;
+      s.option.config.expert_parallel = 8;
+      s.option.config.expert_tensor_parallel = 1;
+      stages[p] = {s};
+      predictions[p].stages.assign(1, StagePrediction{});
+      predictions[p].stages[0].last_backward_end = MillisecondsToTime(1);
+      predictions[p].pipeline = MillisecondsToTime(1);
+      out.push_back({cluster.get(), &stages[p], &predictions[p], {p}, {0}});
+    }
+    return out;
+  }
+};
+
+TEST_CASE("range rings: the experts' rings cross the NICs of their own GPUs, all of them where a node has one",
+          "[planner][pipelines][ranges][nccl][experts]") {
+  // After the range's dense bucket its experts' bucket: each of the 8 rings all-reduces the finest shard's
+  // gradients E over its 2 GPUs (GPU e of each node), E through each node's NIC it leaves by. The holding
+  // stages' NIC shares (an eighth of a node's NICs a GPU) left every ring its own NIC before.
+  for (const int nics : {8, 1}) {
+    ExpertsOnTwoNodes two(nics);
+    const ClusterModel& cluster = *two.cluster;
+    const topology::Topology& t = cluster.topology();
+    const LayerRangesPrice price = PriceLayerRanges(two.model, cluster, {}, two.Priced());
+    REQUIRE(price.range_times.size() == 1);
+    const LayerRangesPrice::Range& range = price.range_times[0];
+    REQUIRE(range.bucket_end.size() == 2);  // the dense bucket, then the experts'
+    const double bucket = TimeToSeconds(range.bucket_end[1] - range.bucket_start[1]);
+    const int64_t bytes = workload::ExpertGradSyncBytes(two.model, 0, two.model.num_layers(), 8, false);
+    const std::vector<GpuId> ring = {*t.GpuIdOf(0, 0, 0), *t.GpuIdOf(0, 1, 0)};
+    RangeNccl nccl(cluster);
+    const std::optional<NcclPrice> alone = nccl.Of(ring, CollectiveOp::kAllReduce, bytes);
+    REQUIRE(alone);
+    const double nic = t.link(t.nic_uplink(t.nic_of(ring[0]))).bandwidth.bytes_per_second();
+    INFO(nics << " NICs a node: experts' bucket " << bucket << " s, alone " << alone->seconds << " s, NIC " << nic);
+    if (nics == 8) {
+      // A NIC a GPU: each NIC carries one expert ring, which runs as NCCL's estimate of it alone.
+      CHECK(bucket == Approx(alone->seconds).epsilon(1e-6));
+    } else {
+      // One NIC a node: the 8 rings share it, each E at an eighth of the link (Simple: every wire byte payload).
+      CHECK(bucket == Approx(alone->latency_s + 8 * static_cast<double>(bytes) / nic).epsilon(1e-6));
+      CHECK(bucket > 4 * alone->seconds);
+    }
+  }
 }
 
 TEST_CASE("range rings: a hierarchical all-reduce crosses the islands with its rails' bytes, not a ring's",
