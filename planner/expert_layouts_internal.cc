@@ -111,21 +111,20 @@ std::optional<PipelinesCandidate> SearchExpertLayouts(const workload::ModelCost&
     return best->expert_layouts.at(t.gpu_type) == std::make_pair(uniform ? uniform->first : 0, 1);
   });
   if (one_layout) {
-    best->expert_why =
-        runner_up ? absl::StrFormat("EP %d x ETP 1 on every stage, %.3f ms at EP %d", uniform->first,
-                                    TimeToMilliseconds(runner_up->second), runner_up->first)
-                  : absl::StrFormat("EP %d x ETP 1 on every stage, the only EP that fits", uniform->first);
+    best->expert_why = runner_up
+                           ? absl::StrFormat("EP %d x ETP 1 on every stage, %.3f ms at EP %d", uniform->first,
+                                             TimeToMilliseconds(runner_up->second), runner_up->first)
+                           : absl::StrFormat("EP %d x ETP 1 on every stage, the only EP that fits", uniform->first);
     return best;
   }
   std::vector<std::string> per_type;
   for (const TypeNodes& t : types) {
     per_type.push_back(absl::StrFormat("%s at %s", t.gpu_type, LayoutText(best->expert_layouts.at(t.gpu_type))));
   }
-  best->expert_why = absl::StrFormat(
-      "experts per GPU type: %s (%s)", absl::StrJoin(per_type, ", "),
-      uniform ? absl::StrFormat("%.3f ms at EP %d x ETP 1 on every stage", TimeToMilliseconds(uniform->second),
-                                uniform->first)
-              : "no one EP x ETP 1 fits every type");
+  best->expert_why = absl::StrFormat("experts per GPU type: %s (%s)", absl::StrJoin(per_type, ", "),
+                                     uniform ? absl::StrFormat("%.3f ms at EP %d x ETP 1 on every stage",
+                                                               TimeToMilliseconds(uniform->second), uniform->first)
+                                             : "no one EP x ETP 1 fits every type");
   return best;
 }
 

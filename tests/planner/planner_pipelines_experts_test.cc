@@ -39,8 +39,7 @@ workload::ModelCost MoeCaseCost() {
 TEST_CASE("pipelines experts: a type tries ETP 1 at each EP, then ETP up to its node at the largest EP",
           "[planner][pipelines][moe]") {
   const workload::ModelCost cost = MoeCaseCost();
-  CHECK(ExpertLayoutsOfType(cost, 8) ==
-        std::vector<Layout>{{1, 1}, {2, 1}, {4, 1}, {8, 1}, {8, 2}, {8, 4}, {8, 8}});
+  CHECK(ExpertLayoutsOfType(cost, 8) == std::vector<Layout>{{1, 1}, {2, 1}, {4, 1}, {8, 1}, {8, 2}, {8, 4}, {8, 8}});
   CHECK(ExpertLayoutsOfType(cost, 2) == std::vector<Layout>{{1, 1}, {2, 1}, {4, 1}, {8, 1}, {8, 2}});
   CHECK(ExpertLayoutsOfType(cost, 1) == std::vector<Layout>{{1, 1}, {2, 1}, {4, 1}, {8, 1}});
 }
@@ -207,12 +206,13 @@ TEST_CASE("pipelines experts: A100s at EP 2 beside RTX 4090s at EP 4 beat one EP
   // the memory to hold half the experts), and beside A100s at EP 2 the RTX 4090s faster at EP 4 than at EP 2
   // (a quarter of the experts on a quarter of the memory). So one EP for both makes one type run at the other's.
   FamilyOnCluster f(HETSIM_SOURCE_DIR "/tests/planner_data/cluster-a100-rtx4090-ethernet.pbtxt", 64, 16384);
-  const std::optional<PipelinesCandidate> best =
-      SearchExpertLayouts(*f.cost, {{"a100", 8}, {"rtx4090", 8}}, [&](const TypeExpertLayouts& l) { return f.Price(l); });
+  const std::optional<PipelinesCandidate> best = SearchExpertLayouts(
+      *f.cost, {{"a100", 8}, {"rtx4090", 8}}, [&](const TypeExpertLayouts& l) { return f.Price(l); });
   REQUIRE(best);
   INFO(best->expert_why);
   CHECK(best->expert_layouts == TypeExpertLayouts{{"a100", {2, 1}}, {"rtx4090", {4, 1}}});
-  CHECK_THAT(best->expert_why, Catch::StartsWith("experts per GPU type: a100 at EP 2 x ETP 1, rtx4090 at EP 4 x ETP 1 ("));
+  CHECK_THAT(best->expert_why,
+             Catch::StartsWith("experts per GPU type: a100 at EP 2 x ETP 1, rtx4090 at EP 4 x ETP 1 ("));
   CHECK(f.plans.hits > 0);  // each type's DP ran once per layout of its own
   // The written plan (holders at EP 2 and EP 4, which nest) checks and simulates within 1% of its price, and
   // faster than every layout for both types, each priced and simulated the same way (measured: 3897.3 ms
