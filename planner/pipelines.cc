@@ -262,9 +262,25 @@ std::optional<std::vector<PipelineOfType>> PlanTypeCopies(const PipelinesContext
   std::shared_ptr<const ClusterModel> cluster = *std::move(model);
   ProfilerOptions copy_options = options;
   if (copy_options.search_zero) copy_options.range_copies = copies;  // ZeRO per range: over every copy at least
+  if (const auto at = ctx.expert_layouts.find(type); at != ctx.expert_layouts.end())
+    copy_options.expert_layout = at->second;
+  // What the plan depends on besides the request (TypePlans): planned once per request.
+  const std::string key = absl::StrFormat(
+      "%s|b%d|s%d|k%d|cp%d|z%d%d|o%d|ep%dx%d", type, ctx.point.micro_batch_size, first_share, copies, cp,
+      static_cast<int>(copy_options.search_zero), static_cast<int>(copy_options.search_zero_three),
+      copy_options.range_other_pipelines, copy_options.expert_layout.first, copy_options.expert_layout.second);
+  if (ctx.type_plans != nullptr) {
+    if (const auto at = ctx.type_plans->plans.find(key); at != ctx.type_plans->plans.end()) {
+      ++ctx.type_plans->hits;
+      return at->second;
+    }
+  }
   Profiler profiler(*ctx.model, *cluster, ctx.point.micro_batch_size, copy_options, cp);
   auto planned = SearchOnePipeline(profiler, microbatches, ctx, stats);
-  if (!planned) return std::nullopt;
+  if (!planned) {
+    if (ctx.type_plans != nullptr) ctx.type_plans->plans[key] = std::nullopt;
+    return std::nullopt;
+  }
   std::vector<PipelineOfType> out(copies);
   for (int j = 0; j < copies; ++j) {
     PipelineOfType& p = out[j];
@@ -278,6 +294,7 @@ std::optional<std::vector<PipelineOfType>> PlanTypeCopies(const PipelinesContext
     p.context_parallel = cp;
     p.batch_share = static_cast<uint64_t>(microbatches) * ctx.point.micro_batch_size;
   }
+  if (ctx.type_plans != nullptr) ctx.type_plans->plans[key] = out;
   return out;
 }
 

@@ -13,7 +13,8 @@
 // ranges can have, ProfilerOptions::range_copies), every stage of the plan then at one zero_stage, and
 // where ZeRO-2 still bounds it at ZeRO-3 (each pass gathering its layers over its ranges' GPUs). Each
 // type's pipelines take their own CP degree (Pipeline.context_parallel) among those HAPT's rule allows,
-// and an MoE model one expert layout (EP, ETP 1) on every stage. Replica groups are left out;
+// and for an MoE model their own expert layout (EP, ETP) on every stage (PipelinesContext::expert_layouts,
+// the holders of a layer at layouts that nest, as the simulator takes them). Replica groups are left out;
 // PriceLayerRanges prices ZeRO-1/2 with the tied sync (the matrix sharded over its copies), bucketed and
 // overlapped reduction and the gathers at the start (RangeOptions) for `validate`; the family itself
 // plans none of them (its plans are written without those settings).
@@ -93,6 +94,18 @@ struct PipelineOfType : spec::MicroBatchPoint {
   std::string cp_why;
 };
 
+// An MoE model's expert layout (EP, ETP) per GPU type (types not named: ProfilerOptions::expert_layout).
+using TypeExpertLayouts = std::map<std::string, std::pair<int, int>>;
+
+// The plans of one GPU type's pipelines already made by HAPT's DP in one request (PlanTypeCopies), keyed
+// by what they depend on (the type, micro-batch, first share, copies, CP, ZeRO search, the other
+// pipelines counted and the expert layout): a type's plan does not depend on the other types' expert
+// layouts, so the family's search of layouts per type runs each type's DP once per layout of its own.
+struct TypePlans {
+  std::map<std::string, std::optional<std::vector<PipelineOfType>>> plans;
+  int64_t hits = 0;  // plans taken from here instead of planned
+};
+
 // The family's plan at a point (spec::MicroBatchPoint: the smallest of its pipelines' micro-batch sizes).
 struct PipelinesCandidate : spec::MicroBatchPoint {
   std::vector<PipelineOfType> pipelines;
@@ -109,9 +122,10 @@ struct PipelinesCandidate : spec::MicroBatchPoint {
   // With zero_stage 3: the iteration of the plan of the same search at ZeRO 2 at most (nullopt: a type
   // fits only at ZeRO-3), which it beat.
   std::optional<Time> below_zero_three;
-  // An MoE model: the one (EP, ETP) of every stage (ProfilerOptions::expert_layout) and why it won,
-  // e.g. "EP 4 x ETP 1 on every stage, 812.3 ms at EP 2"; (0, 0) for a dense model.
-  std::pair<int, int> expert_layout = {0, 0};
+  // An MoE model: each GPU type's (EP, ETP) on every stage of its pipelines (PipelinesContext::
+  // expert_layouts) and why they won, e.g. "EP 4 x ETP 1 on every stage, 812.3 ms at EP 2"; empty for a
+  // dense model.
+  TypeExpertLayouts expert_layouts;
   std::string expert_why;
   // At ZeRO every type is planned again at the plan's own range groups (ReplanOverPlanGroups in
   // pipelines.cc); when that won, the iteration of the plan it replaced.
@@ -143,6 +157,11 @@ struct PipelinesContext {
   // or the powers of two the sequence splits into), ascending; each type keeps the one with the most
   // samples per second, searched while a larger degree adds throughput.
   std::vector<int> context_parallel_degrees = {1};
+  // An MoE model: each GPU type's expert layout on every stage of its pipelines (the profiler's
+  // expert_layout of its DP runs); a type not named takes options.expert_layout.
+  TypeExpertLayouts expert_layouts;
+  // The type plans of earlier calls of the same request, read and added to; nullptr: every type planned.
+  TypePlans* type_plans = nullptr;
 };
 
 // The family's plan at one micro-batch size; nullopt when the cluster has one GPU type, a type's

@@ -15,6 +15,7 @@
 #include "base/threads.h"
 #include "base/units.h"
 #include "planner/candidates_internal.h"
+#include "planner/expert_layouts_internal.h"
 #include "planner/mixed_replicas.h"
 #include "planner/pipelines.h"
 #include "planner/plan_writer.h"
@@ -421,15 +422,15 @@ bool PipelinesSearched(const PlanRequest& request) {
   return request.search_pipelines && request.planner == PlannerKind::kHapt && MixesGpuTypes(request.cluster);
 }
 
-// The family at one expert layout of every stage (ProfilerOptions::expert_layout; (0, 0) for a dense
-// model). `profiles`: the main search's ZeRO-free profiles (SearchPairs' `zero_free`); `to_beat`: the
-// other families' best predicted iteration (0: none).
+// The family with each GPU type's stages at its expert layout (`layouts`; none for a dense model).
+// `profiles`: the main search's ZeRO-free profiles (SearchPairs' `zero_free`); `to_beat`: the other
+// families' best predicted iteration (0: none); `type_plans`: each type's plans of the request so far.
 std::optional<PipelinesCandidate> SearchPipelinesAt(const PlanRequest& request, const workload::ModelCost& cost,
                                                     const ClusterModel& cluster, const std::vector<int>& cp_degrees,
                                                     const std::vector<uint64_t>& sizes, ProfileCache& profiles,
-                                                    Time to_beat, std::pair<int, int> expert_layout, PlanOutcome& out) {
-  ProfilerOptions options = FrameworkOptionsOf(FrameworkSettings(request));
-  options.expert_layout = expert_layout;
+                                                    Time to_beat, const TypeExpertLayouts& layouts,
+                                                    TypePlans& type_plans, PlanOutcome& out) {
+  const ProfilerOptions options = FrameworkOptionsOf(FrameworkSettings(request));
   const int threads =
       request.threads > 0 ? request.threads : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   std::optional<PipelinesCandidate> best;
@@ -446,7 +447,9 @@ std::optional<PipelinesCandidate> SearchPipelinesAt(const PlanRequest& request, 
                                .threads = threads,
                                .profiles = &profiles,
                                .to_beat = to_beat,
-                               .context_parallel_degrees = cp_degrees};
+                               .context_parallel_degrees = cp_degrees,
+                               .expert_layouts = layouts,
+                               .type_plans = &type_plans};
     std::optional<PipelinesCandidate> c = PlanPipelinesOfTypes(ctx);
     if (!c) continue;
     out.search += c->search;
@@ -468,42 +471,26 @@ std::optional<PipelinesCandidate> SearchPipelinesAt(const PlanRequest& request, 
       best = std::move(zero);
     }
   }
-  if (best) best->expert_layout = expert_layout;
   return best;
 }
 
-// The family (SearchPipelinesAt); for an MoE model one expert layout on every stage, as the simulator
-// requires every holder of a layer to share one (EP, ETP): MoE parallel folding's ETP 1 at each
-// power-of-two EP dividing the experts (Profiler::ExpertLayouts' rule, EP 1 holding every expert whole),
-// ascending while a larger EP prices faster; `expert_why` names the runner-up.
+// The family (SearchPipelinesAt); for an MoE model each GPU type's expert layout searched
+// (SearchExpertLayouts, planner/expert_layouts_internal.h), every type's DP run once per layout of its own.
 std::optional<PipelinesCandidate> SearchPipelines(const PlanRequest& request, const workload::ModelCost& cost,
                                                   const ClusterModel& cluster, const std::vector<int>& cp_degrees,
                                                   const std::vector<uint64_t>& sizes, ProfileCache& profiles,
                                                   Time to_beat, PlanOutcome& out) {
   if (!PipelinesSearched(request)) return std::nullopt;
-  const int experts = static_cast<int>(cost.num_experts());
-  if (experts <= 1) return SearchPipelinesAt(request, cost, cluster, cp_degrees, sizes, profiles, to_beat, {0, 0}, out);
-  std::optional<PipelinesCandidate> best;
-  std::optional<std::pair<int, Time>> runner_up;  // another EP tried and its iteration
-  for (int ep = 1; ep <= experts; ep *= 2) {
-    if (experts % ep != 0) continue;
-    std::optional<PipelinesCandidate> c =
-        SearchPipelinesAt(request, cost, cluster, cp_degrees, sizes, profiles, to_beat, {ep, 1}, out);
-    if (!c) continue;
-    if (best && c->iteration >= best->iteration) {
-      runner_up = std::make_pair(ep, c->iteration);
-      break;  // a larger EP that prices no faster ends the search
-    }
-    if (best) runner_up = std::make_pair(best->expert_layout.first, best->iteration);
-    best = std::move(c);
+  std::vector<TypeNodes> types;
+  for (const spec::IslandSpec& is : request.cluster.islands) {
+    auto at = std::find_if(types.begin(), types.end(), [&](const TypeNodes& t) { return t.gpu_type == is.gpu.name; });
+    if (at == types.end()) at = types.insert(types.end(), TypeNodes{.gpu_type = is.gpu.name});
+    at->gpus_per_node = std::max(at->gpus_per_node, static_cast<int>(is.node.gpus_per_node));
   }
-  if (best) {
-    best->expert_why =
-        runner_up ? absl::StrFormat("EP %d x ETP 1 on every stage, %.3f ms at EP %d", best->expert_layout.first,
-                                    TimeToMilliseconds(runner_up->second), runner_up->first)
-                  : absl::StrFormat("EP %d x ETP 1 on every stage, the only EP that fits", best->expert_layout.first);
-  }
-  return best;
+  TypePlans type_plans;
+  return SearchExpertLayouts(cost, types, [&](const TypeExpertLayouts& layouts) {
+    return SearchPipelinesAt(request, cost, cluster, cp_degrees, sizes, profiles, to_beat, layouts, type_plans, out);
+  });
 }
 
 // The plan's settings for a plan of pipelines (its pipelines come from the search).

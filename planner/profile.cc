@@ -193,7 +193,8 @@ std::vector<std::pair<int, int>> Profiler::ExpertLayouts(int stage_gpus, int gpu
   if (const auto [ep, etp] = options_.expert_layout; ep > 0 && experts > 1) {  // one layout for every stage
     const int block = ep * std::max(1, etp);
     const bool aligned = gpn % block == 0 || block % gpn == 0;
-    if (experts % ep == 0 && stage_gpus % block == 0 && aligned) return {{ep, etp}};
+    const bool splits_ffn = etp <= 1 || model_.expert_ffn_hidden_size() % static_cast<uint64_t>(etp) == 0;
+    if (experts % ep == 0 && stage_gpus % block == 0 && aligned && splits_ffn) return {{ep, etp}};
     return {};
   }
   std::vector<std::pair<int, int>> layouts = {{1, 0}};
@@ -229,6 +230,9 @@ std::vector<IntraStageConfig> Profiler::Configs(const IslandModel& island, MeshS
         (options_.search_zero && (dp > 1 || ranged)) ? (ranged && options_.search_zero_three ? 3 : 2) : 0;
     const bool sequence_parallel = SequenceParallelFor(tp);
     for (const auto& [ep, etp] : ExpertLayouts(shape.gpus(), shape.gpus_per_node)) {
+      // An expert split over ETP > 1 GPUs (a forced layout's) splits them as the stage's dense layers at most:
+      // ETP divides the stage's TP (Megatron-Core's MoE configurations, ETP 1 or up to TP).
+      if (etp > 1 && tp % etp != 0) continue;
       for (int zero = 0; zero <= max_zero; ++zero) {
         for (spec::Recompute rc : recomputes) {
           configs.push_back({.tensor_parallel = tp,

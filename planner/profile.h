@@ -101,8 +101,9 @@ struct ProfilerOptions : spec::CostSwitches {
   // With search_zero and range_copies > 0: ZeRO-3 too, its parameters sharded over the same GPUs and
   // each pass paying its layers' all-gather over them (ZeroThreeGatherEstimate in profile.cc).
   bool search_zero_three = false;
-  // An MoE model's one expert layout (EP, ETP) for every stage (the pipelines family: every holder of a
-  // layer takes one EP and one ETP, as the simulator requires); (0, 0): every layout of ExpertLayouts.
+  // An MoE model's one expert layout (EP, ETP) for every stage this profiler prices (the pipelines family:
+  // one GPU type's stages, each type at its own; an ETP above 1 only on stages whose TP it divides);
+  // (0, 0): every layout of ExpertLayouts.
   std::pair<int, int> expert_layout = {0, 0};
 };
 

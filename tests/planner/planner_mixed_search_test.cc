@@ -9,6 +9,7 @@
 #include <string>
 #include <utility>
 
+#include "base/units.h"
 #include "planner/mixed_replicas.h"
 #include "planner/mixed_search.h"
 #include "planner/plan_reader.h"
@@ -20,6 +21,7 @@
 #include "proto/resolve.h"
 #include "service/evaluation/own_prediction.h"
 #include "sim/workload/model_cost.h"
+#include "sim/workload/stage_cost.h"
 #include "tests/planner/planner_test_util.h"
 
 namespace hetsim::planner {
@@ -190,6 +192,57 @@ TEST_CASE("mixed-replicas family: ETP 2 ties with EP 2 at ETP 1 and beats EP 1 x
   CHECK(ep1.prediction.iteration == forced->prediction.iteration);
   CHECK(etp2.simulated.iteration < ep1.simulated.iteration);
   CHECK(ep2.simulated.iteration < ep1.simulated.iteration);
+}
+
+TEST_CASE("mixed-replicas family: ETP above 1 strictly wins where EP cannot grow past the experts",
+          "[planner][mixed][experts]") {
+  // The GPT with 2 experts of FFN 98304 (every token to both, top 2) on 8 A100 and 8 RTX 4090, 96 samples at
+  // micro-batch 16. EP stops at 2, the experts' count, so an expert block of more GPUs is ETP's alone: at
+  // EP 2 x ETP 1 an RTX 4090 holds a whole expert of every layer, at EP 2 x ETP 4 a quarter of one. The 8
+  // experts of session 40's cases let EP make every block, which is why ETP never won there
+  // (docs/heterogeneous.md, "ETP in the mixed family").
+  v1::Model model = MixedSearchModel("moe-hapt-case.pbtxt");
+  model.mutable_transformer()->set_num_experts(2);
+  model.mutable_transformer()->set_expert_ffn_hidden_size(98304);
+  const v1::Cluster cluster = MixedSearchCluster(HETSIM_SOURCE_DIR "/tests/planner_data/cluster-a100-rtx4090.pbtxt");
+  std::optional<MixedFamilyPlan> searched = PlanMixedFamily(model, cluster, 96, 16);
+  REQUIRE(searched);
+  REQUIRE(searched->candidate.stages.size() == 1);
+  const SearchedStage& s = searched->candidate.stages.front();
+  REQUIRE(s.groups.size() == 2);
+  const SearchedGroup& rtx = s.groups[1];
+  CHECK(rtx.expert_parallel == 2);
+  CHECK(rtx.expert_tensor_parallel > 1);
+  CHECK(rtx.tensor_parallel % rtx.expert_tensor_parallel == 0);
+  CHECK(AnyMixedNoteHas(searched->candidate.why, "stage 0 at ETP > 1: t "));
+  // Whole experts per RTX 4090 (EP 2 x ETP 1): their 16-bit weights alone, 2 x h x FFN parameters a layer over
+  // the model's layers, against the GPU's 24 GiB; a quarter of them at ETP 4.
+  const workload::ModelCost cost = workload::ModelCost::Create(proto::ResolveModel(model, "model"));
+  const double whole_gib = BytesToGib(2 * workload::ExpertParamsOfLayers(cost, 0, cost.num_layers(), 2));
+  INFO("an RTX 4090's experts' weights at EP 2 x ETP 1: " << whole_gib << " GiB");
+  CHECK(whole_gib > 10);
+  // Every layout at ETP 1 for every group (EP 1 and EP 2) predicts slower, and the searched plan simulates
+  // faster than the best of them, each within 2% of its prediction.
+  std::optional<Time> best_etp_one;
+  std::optional<MixedFamilyPlan> etp_one_plan;
+  for (int ep : {1, 2}) {
+    ProfilerOptions forced;
+    forced.expert_layout = {ep, 1};
+    std::optional<MixedFamilyPlan> f = PlanMixedFamily(model, cluster, 96, 16, forced);
+    if (!f) continue;
+    INFO("EP " << ep << " x ETP 1: " << TimeToMilliseconds(f->prediction.iteration) << " ms");
+    CHECK(searched->prediction.iteration < f->prediction.iteration);
+    if (!best_etp_one || f->prediction.iteration < *best_etp_one) {
+      best_etp_one = f->prediction.iteration;
+      etp_one_plan = std::move(f);
+    }
+  }
+  REQUIRE(etp_one_plan);
+  const evaluation::OwnValidation etp = ValidateMixedFamilyPlan(*searched, 0.02);
+  const evaluation::OwnValidation one = ValidateMixedFamilyPlan(*etp_one_plan, 0.02);
+  INFO("simulated " << TimeToMilliseconds(etp.simulated.iteration) << " ms at ETP > 1, "
+                    << TimeToMilliseconds(one.simulated.iteration) << " ms at ETP 1");
+  CHECK(etp.simulated.iteration < one.simulated.iteration);
 }
 
 TEST_CASE("mixed-replicas family: hetsim plan chooses an interleaved mixed pipeline that validates",
