@@ -16,6 +16,7 @@
 #include "planner/plan_reader.h"
 #include "planner/plan_writer.h"
 #include "planner/prediction.h"
+#include "sim/workload/gather_lock_step.h"
 
 namespace hetsim::planner {
 namespace {
@@ -224,7 +225,7 @@ void ForEachMixedStage(GroupProfilers& profilers, const StageQuery& q, const std
               if (!gathers)
                 gathers =
                     MixedLayerGathers(prof.model(), prof.cluster(), s->groups, q.first, q.count, profilers.Nccl());
-              AddMixedStageGathers(*gathers, /*prefetch=*/true, *s);
+              AddMixedStageGathers(*gathers, /*prefetch=*/true, /*lock_step=*/false, *s);
             }
             visit(*std::move(s));
           }
@@ -401,14 +402,24 @@ std::optional<MixedPlanOf> Interleaved(const PlannerContext& ctx, const MixedPla
 
 }  // namespace
 
-void AddMixedStageGathers(const std::vector<Time>& gather, bool prefetch, SearchedStage& s) {
+void AddMixedStageGathers(const std::vector<Time>& gather, bool prefetch, bool lock_step, SearchedStage& s) {
   if (gather.empty()) return;
+  std::vector<std::vector<Time>> forward, backward;  // each group's layers without their gathers
+  for (const SearchedGroup& g : s.groups) {
+    forward.push_back(workload::CutByWeights(g.option.forward, {}, gather.size()));
+    backward.push_back(workload::CutByWeights(g.option.backward, {}, gather.size()));
+  }
   s.option.forward = s.option.backward = 0;
   for (SearchedGroup& g : s.groups) {
     AddZeroThreeGathers(gather, prefetch, g.option);
     s.option.forward = std::max(s.option.forward, g.option.forward);
     s.option.backward = std::max(s.option.backward, g.option.backward);
   }
+  if (!lock_step || s.groups.size() < 2) return;
+  // Equal parts: the backward's layers in reverse are the same parts, its gathers reversed.
+  const std::vector<Time> reversed(gather.rbegin(), gather.rend());
+  s.option.forward = std::max(s.option.forward, workload::LockStepPass(forward, gather, prefetch));
+  s.option.backward = std::max(s.option.backward, workload::LockStepPass(backward, reversed, prefetch));
 }
 
 std::vector<std::pair<int, int>> ExpertLayoutsOfGroup(const Profiler& prof, MeshShape shape) {

@@ -29,8 +29,10 @@ namespace hetsim::planner {
 inline constexpr int kMaxMixedChunks = 4;
 
 // `gather` (per layer, MixedLayerGathers) added to each group of mixed stage `s` (AddZeroThreeGathers),
-// the stage's passes then its slowest group's, as the simulator combines them.
-void AddMixedStageGathers(const std::vector<Time>& gather, bool prefetch, SearchedStage& s);
+// the stage's passes then its slowest group's, as the simulator combines them; with `lock_step`
+// (Plan.zero3_lock_step) at least the groups' lock-step (sim/workload/gather_lock_step.h), each group's
+// layers equal parts of its pass.
+void AddMixedStageGathers(const std::vector<Time>& gather, bool prefetch, bool lock_step, SearchedStage& s);
 
 // The expert layouts (EP, ETP) a group on `shape` may take (see above); {} for a dense model.
 std::vector<std::pair<int, int>> ExpertLayoutsOfGroup(const Profiler& prof, MeshShape shape);

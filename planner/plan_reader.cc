@@ -37,7 +37,8 @@ void AddChunkOption(StageOption& sum, const StageOption& o) {
 // chunk: off unless the stage is at ZeRO-3.
 struct OwnGathers {
   bool on = false;
-  bool prefetch = false;  // Plan.zero3_prefetch
+  bool prefetch = false;   // Plan.zero3_prefetch
+  bool lock_step = false;  // Plan.zero3_lock_step
   RangeNccl* nccl = nullptr;
   // Layers `r`'s gathers over `places`' shard groups (MixedLayerGathers), empty when off.
   std::vector<Time> Of(const Profiler& profiler, const std::vector<SearchedGroup>& places,
@@ -144,7 +145,7 @@ absl::StatusOr<SearchedStage> PriceMixedStageOfPlan(GroupProfilers& profilers, c
       return absl::InvalidArgumentError(
           absl::StrFormat("plan: stages[%d]: the cost model rejects a replica group of this stage", index));
     }
-    AddMixedStageGathers(gathers.Of(base, c->groups, r), gathers.prefetch, *c);
+    AddMixedStageGathers(gathers.Of(base, c->groups, r), gathers.prefetch, gathers.lock_step, *c);
     AddMixedChunk(s, *c, chunks.size() > 1);
   }
   static_cast<spec::LayerRange&>(s) = st;
@@ -176,7 +177,10 @@ absl::StatusOr<std::vector<SearchedStage>> StagesOfPlan(Profiler& profiler, cons
   for (int i = 0; i < static_cast<int>(plan.stages.size()); ++i) {
     const spec::StageSpec& st = plan.stages[i];
     const OwnGathers gathers{
-        .on = own_gathers && st.zero_stage >= 3, .prefetch = plan.zero3_prefetch, .nccl = &group_profilers.Nccl()};
+        .on = own_gathers && st.zero_stage >= 3,
+        .prefetch = plan.zero3_prefetch,
+        .lock_step = plan.zero3_lock_step,
+        .nccl = &group_profilers.Nccl()};
     if (st.mixed()) {
       HETSIM_ASSIGN_OR_RETURN(SearchedStage mixed, PriceMixedStageOfPlan(group_profilers, st, chunks[i], gathers, i));
       stages.push_back(std::move(mixed));

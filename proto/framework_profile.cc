@@ -71,6 +71,7 @@ spec::ProfileContext ProfileContextOf(const hetsim::v1::Plan& plan, const hetsim
   }
   spec::SetTies(c, model.has_transformer() && model.transformer().tied_embeddings(), cut, plan.pipelines_size() > 0);
   c.train_schedule = FollowsTrainSchedule(plan);
+  c.pipelines = plan.pipelines_size() > 0;
   return c;
 }
 

@@ -110,6 +110,7 @@ hetsim::v1::Plan PlanMessage(const spec::PlanSpec& spec) {
   plan.set_tp_backward_overlap(spec.tp_backward_overlap);
   plan.set_blocking_p2p(spec.blocking_p2p);
   plan.set_zero3_prefetch(spec.zero3_prefetch);
+  plan.set_zero3_lock_step(spec.zero3_lock_step);
   plan.set_moe_a2a_overlap(spec.moe_a2a_overlap);
   plan.set_tied_embedding_grad_sync(spec.tied_embedding_grad_sync);
   plan.set_eager_kernels(spec.eager_kernels);

@@ -38,6 +38,13 @@ void CheckPlanSettings(Problems& p, const Plan& plan, const hetsim::v1::Model& m
   // exchange K/V in their own CP groups and run their expert all-to-alls on their own GPUs; a range
   // reduces over every holder's DP x CP ranks, its experts over their expert-data-parallel groups
   // (CheckExpertSplits).
+  // zero3_lock_step is not: its per-layer calls would pair holders whose schedules run the range's layers
+  // in different orders (docs/heterogeneous.md, "Stock FSDP's lock-step").
+  if (plan.zero3_lock_step()) {
+    p.Add("zero3_lock_step",
+          "not modelled with pipelines (a range's holders run their own schedules; each layer's gather in "
+          "lock-step is modelled for one pipeline's stages)");
+  }
   if (plan.tied_embedding_grad_sync() && !(model.has_transformer() && model.transformer().tied_embeddings())) {
     p.Add("tied_embedding_grad_sync", "needs a model with tied_embeddings (no tied copy to sync)");
   }

@@ -34,6 +34,7 @@ spec::ProfileContext ContextOf(const spec::SimulationSpec& spec) {
   for (const spec::PipelineSpec& pl : spec.plan.pipelines) {
     warmups_implicit = warmups_implicit && std::all_of(pl.stages.begin(), pl.stages.end(), implicit);
   }
+  c.pipelines = !spec.plan.pipelines.empty();
   c.train_schedule =
       spec.plan.schedule == spec::ScheduleKind::kOneFOneB && spec.plan.virtual_stages <= 1 && warmups_implicit;
   return c;

@@ -45,6 +45,13 @@ constexpr const char* kTitanTp =
     "https://github.com/pytorch/torchtitan/blob/main/torchtitan/models/llama3/infra/parallelize.py";
 constexpr const char* kTitanConfig = "https://github.com/pytorch/torchtitan/blob/main/torchtitan/config/job_config.py";
 constexpr const char* kFsdp2 = "https://docs.pytorch.org/docs/stable/distributed.fsdp.fully_shard.html";
+// zero3_lock_step (session 41): each FSDP parameter group's all-gather issued in its pre-forward /
+// pre-backward hook (the next one's with implicit prefetch) on the root's one all-gather stream; DeepSpeed's
+// coordinator fetches each submodule's parameters, and prefetches the next ones, in its traced module order.
+constexpr const char* kFsdp2Gathers =
+    "https://github.com/pytorch/pytorch/blob/main/torch/distributed/fsdp/_fully_shard/_fsdp_param_group.py";
+constexpr const char* kDsZeroFetch =
+    "https://github.com/microsoft/DeepSpeed/blob/master/deepspeed/runtime/zero/partitioned_param_coordinator.py";
 // tied_embedding_grad_sync (issue 40): DeepSpeed's TrainSchedule ends with ReduceTiedGrads before ReduceGrads.
 constexpr const char* kDsTied = "https://github.com/microsoft/DeepSpeed/blob/master/deepspeed/runtime/pipe/engine.py";
 // Megatron runs the same all-reduce (_allreduce_embedding_grads); its profiles leave it off until the
@@ -157,7 +164,8 @@ constexpr FrameworkProfile kProfiles[] = {
      .block_host_ops = kNotCounted,
      .dtensor_sequence_copies = Off(kMcoreMappings),
      .nccl_sm_contention = On(kNcclCtas),
-     .p2p_rendezvous = Off(kMcoreArgs)},
+     .p2p_rendezvous = Off(kMcoreArgs),
+     .zero3_lock_step = On(kMcoreFsdp)},
     {.framework = Framework::kMegatronLm2022,
      .name = "Megatron-LM 2022",
      .enum_name = "MEGATRON_LM_2022",
@@ -179,7 +187,8 @@ constexpr FrameworkProfile kProfiles[] = {
      .block_host_ops = kNotCounted,
      .dtensor_sequence_copies = Off(kMcoreMappings),
      .nccl_sm_contention = On(kNcclCtas),
-     .p2p_rendezvous = Off(kMlm22P2p)},
+     .p2p_rendezvous = Off(kMlm22P2p),
+     .zero3_lock_step = Off(kMlm22Args)},
     {.framework = Framework::kMegatronLm2021,
      .name = "Megatron-LM 2021 (SC'21)",
      .enum_name = "MEGATRON_LM_2021",
@@ -201,7 +210,8 @@ constexpr FrameworkProfile kProfiles[] = {
      .block_host_ops = kNotCounted,
      .dtensor_sequence_copies = Off(kMcoreMappings),
      .nccl_sm_contention = On(kNcclCtas),
-     .p2p_rendezvous = Off(kMlm25P2p)},
+     .p2p_rendezvous = Off(kMlm25P2p),
+     .zero3_lock_step = Off(kMlm25Args)},
     {.framework = Framework::kMegatronDeepSpeed,
      .name = "Megatron-DeepSpeed (DeepSpeed pipeline engine)",
      .enum_name = "MEGATRON_DEEPSPEED",
@@ -223,7 +233,8 @@ constexpr FrameworkProfile kProfiles[] = {
      .block_host_ops = kMegatronV1BlockOps,
      .dtensor_sequence_copies = Off(kMcoreMappings),
      .nccl_sm_contention = On(kNcclCtas),
-     .p2p_rendezvous = On(kDsSchedule)},
+     .p2p_rendezvous = On(kDsSchedule),
+     .zero3_lock_step = On(kDsZeroFetch)},
     {.framework = Framework::kFsdp2Torchtitan,
      .name = "PyTorch FSDP2 (torchtitan)",
      .enum_name = "FSDP2_TORCHTITAN",
@@ -245,7 +256,8 @@ constexpr FrameworkProfile kProfiles[] = {
      .block_host_ops = kNotCounted,
      .dtensor_sequence_copies = On(kTorchFuncol),
      .nccl_sm_contention = On(kNcclCtas),
-     .p2p_rendezvous = Off(kTorchPipelining)},
+     .p2p_rendezvous = Off(kTorchPipelining),
+     .zero3_lock_step = On(kFsdp2Gathers)},
 };
 
 constexpr FrameworkProfile kNone{};
@@ -294,6 +306,7 @@ void SetTies(ProfileContext& context, bool tied_embeddings, bool cut, bool pipel
 bool ProfileTurnsOn(std::string_view field, const ProfileValue& value, const ProfileContext& context) {
   if (field == "overlap_param_gather" && !context.shards_optimizer) return false;
   if (field == "zero3_prefetch" && !context.shards_parameters) return false;
+  if (field == "zero3_lock_step" && (!context.shards_parameters || context.pipelines)) return false;
   if (field == "tied_embedding_grad_sync" && !context.ties_across_stages) return false;
   if (field == "p2p_rendezvous" && !context.train_schedule) return false;
   return Applies(value.when, context);

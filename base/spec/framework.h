@@ -87,9 +87,12 @@ struct FrameworkProfile {
   // stages in the schedule's step order (Plan.p2p_rendezvous); only where the plan follows that
   // schedule (ProfileContext.train_schedule)
   ProfileValue p2p_rendezvous;
+  // appended (session 41): ZeRO-3's gathers issued layer by layer as each rank reaches the layer, in one
+  // order on one stream (Plan.zero3_lock_step); only with ZeRO-3 and not in a plan of pipelines
+  ProfileValue zero3_lock_step;
 
   // The behaviours with their Plan field names, in the order reports list them.
-  std::array<std::pair<const char*, ProfileValue>, 18> Behaviours() const {
+  std::array<std::pair<const char*, ProfileValue>, 19> Behaviours() const {
     return {{{"blocking_p2p", blocking_p2p},
              {"tp_backward_overlap", tp_backward_overlap},
              {"grad_reduce_in_fp32", grad_reduce_in_fp32},
@@ -107,7 +110,8 @@ struct FrameworkProfile {
              {"host_bound_blocks", host_bound_blocks},
              {"dtensor_sequence_copies", dtensor_sequence_copies},
              {"nccl_sm_contention", nccl_sm_contention},
-             {"p2p_rendezvous", p2p_rendezvous}}};
+             {"p2p_rendezvous", p2p_rendezvous},
+             {"zero3_lock_step", zero3_lock_step}}};
   }
 };
 
@@ -125,6 +129,7 @@ struct ProfileContext {
   bool shards_optimizer = false;    // a stage with ZeRO-1/2 (overlap_param_gather needs one)
   bool shards_parameters = false;   // a stage with ZeRO-3 (zero3_prefetch acts only there)
   bool ties_across_stages = false;  // tied embeddings on more than one stage (tied_embedding_grad_sync; SetTies)
+  bool pipelines = false;           // Plan.pipelines (zero3_lock_step is not modelled there)
   // The plan runs as DeepSpeed's TrainSchedule can (p2p_rendezvous acts only there): ONE_F_ONE_B, one
   // model chunk a stage, no explicit warm-up counts (the schedule fixes its own).
   bool train_schedule = false;

@@ -252,6 +252,7 @@ struct PlanSpec : CostSwitches {
   uint64_t grad_bucket_bytes = 0;     // 0: one bucket per stage
   bool blocking_p2p = false;
   bool zero3_prefetch = false;
+  bool zero3_lock_step = false;  // Plan.zero3_lock_step: each layer's gather when every replica reaches it
   bool moe_a2a_overlap = false;           // combined 1F1B: paired forwards and backwards hide each other's MoE dispatch
   bool tied_embedding_grad_sync = false;  // first and last stage all-reduce the tied embedding's gradients
   // Plan.nccl_sm_contention: compute beside an NCCL collective of its GPUs runs on the SMs the
@@ -288,6 +289,7 @@ inline constexpr std::pair<const char*, bool PlanSpec::*> kBehaviourFields[] = {
     {"dtensor_sequence_copies", &PlanSpec::dtensor_sequence_copies},
     {"nccl_sm_contention", &PlanSpec::nccl_sm_contention},
     {"p2p_rendezvous", &PlanSpec::p2p_rendezvous},
+    {"zero3_lock_step", &PlanSpec::zero3_lock_step},
 };
 
 }  // namespace hetsim::spec

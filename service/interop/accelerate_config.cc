@@ -314,6 +314,8 @@ void SetAcceleratePyTorchRuntime(bool ddp, int64_t data_parallel, hetsim::v1::Pl
   bool sharded_params = false;
   for (const hetsim::v1::Stage& st : plan.stages()) sharded_params = sharded_params || st.zero_stage() == 3;
   plan.set_zero3_prefetch(sharded_params);  // FSDP's backward_prefetch / FSDP2's implicit prefetch
+  // Every rank issues each unit's all-gather as it reaches it, in one order on one stream (docs/heterogeneous.md).
+  plan.set_zero3_lock_step(sharded_params);
   plan.set_overlap_param_gather(false);
   // FSDP reduce-scatters (NO_SHARD: all-reduces) each wrapped block's gradients in its post-backward
   // hook while earlier blocks' backwards run; in the mixed precision's type, Accelerate's reduce_dtype

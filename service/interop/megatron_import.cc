@@ -1423,6 +1423,9 @@ absl::StatusOr<MegatronImport> ImportFlags(const MegatronFlags& flags, const v1:
   // FSDPs prefetch): ZeRO-3's own gathers, not the distributed optimizer's after the step.
   plan.set_overlap_param_gather(r.Has("overlap-param-gather") && (zero_stage == 1 || zero_stage == 2));
   plan.set_zero3_prefetch(zero_stage == 3);
+  // Megatron-FSDP, PyTorch's FSDP2 and DeepSpeed's ZeRO-3 issue each module's gather as the rank reaches it,
+  // in one order on one stream: a mixed stage's layers in lock-step (docs/heterogeneous.md).
+  plan.set_zero3_lock_step(zero_stage == 3);
   HETSIM_ASSIGN_OR_RETURN(const bool fp32_gradients, ReadGradReduceInFp32(r));
   plan.set_grad_reduce_in_fp32(fp32_gradients);
   plan.set_tp_comm_overlap(r.Has("tp-comm-overlap"));

@@ -478,6 +478,7 @@ void SetTorchtitanRuntime(const Degrees& d, bool fp32_reduce, bool async_tp, con
   const bool fsdp = d.shard > 1 || d.cp > 1;
   for (v1::Stage& st : *plan.mutable_stages()) st.set_zero_stage(fsdp ? 3 : 0);
   plan.set_zero3_prefetch(fsdp);
+  plan.set_zero3_lock_step(fsdp);  // FSDP2 gathers each block as the rank reaches it, one order, one stream
   plan.set_overlap_param_gather(false);
   plan.set_overlap_grad_reduce(d.Dp() * d.cp > 1);
   plan.set_grad_reduce_in_fp32(fp32_reduce);

@@ -19,6 +19,7 @@
 #include "sim/collectives/simulate.h"
 #include "sim/engine/simulator.h"
 #include "sim/executor/cp_ring.h"
+#include "sim/executor/lock_step.h"
 #include "sim/executor/replica_groups.h"
 #include "sim/workload/nccl_contention.h"
 #include "sim/workload/optimizer_step.h"
@@ -130,6 +131,7 @@ double GatherWeight(const workload::ModelCost& model, const workload::LayerCost&
 // in pass order; the hidden part costs the pass its contention (`share`).
 void AddGatherTimes(const std::vector<Time>& gather, bool prefetch, double share, VirtualStageCost& vs) {
   const size_t n = gather.size();
+  vs.layer_gather_time = gather;
   const bool layer_times = vs.cost.layer_forward_s.size() == n && vs.cost.layer_backward_s.size() == n;
   Time forward_hidden = 0, backward_hidden = 0;
   for (size_t i = 0; i < n; ++i) {
@@ -803,6 +805,9 @@ absl::Status AddStageCollectives(ExecutionSetup& setup, CollectiveTimer& timer, 
   }
   const double sample_bytes = setup.model->layer(vs.first_layer + vs.num_layers - 1).output_bytes_per_sample;
   CombineReplicaGroups(vs, {finest, FinestExpertGroup(l)}, MicrobatchBytes(sample_bytes, micro));
+  if (setup.spec.plan.zero3_lock_step && setup.range_gathers.empty()) {
+    LockStepReplicaGroups(vs, setup.spec.plan.zero3_prefetch);
+  }
   return absl::OkStatus();
 }
 

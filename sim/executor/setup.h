@@ -160,6 +160,8 @@ struct VirtualStageCost : spec::LayerRange {
   // pass each layer starts (gather_calls.h, a later layer range's call).
   std::vector<Time> layer_forward_gather_exposed;
   std::vector<Time> layer_backward_gather_exposed;
+  // Each layer's gather, whole (exposed or not), in layer order: what Plan.zero3_lock_step paces (lock_step.h).
+  std::vector<Time> layer_gather_time;
   // Plan.nccl_sm_contention: what the NCCL collectives hidden behind the pass's compute (ZeRO-3's
   // prefetched gathers, Megatron-LM's asynchronous TP backward, the context-parallel exchange) add to it:
   // their hidden time x the share of the GPU's SMs their channels hold (sim/workload/nccl_contention.h).

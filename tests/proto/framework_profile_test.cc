@@ -171,6 +171,32 @@ hetsim::proto::PlanInputs TiedPipelinesInputs(int cut_stages) {
   return in;
 }
 
+TEST_CASE("framework: FSDP2, DeepSpeed and Megatron-FSDP gather ZeRO-3's layers in lock-step, not in a plan of "
+          "pipelines",
+          "[framework][zero]") {
+  for (const v1::Framework f : {v1::FSDP2_TORCHTITAN, v1::MEGATRON_DEEPSPEED, v1::MEGATRON_CORE}) {
+    INFO(v1::Framework_Name(f));
+    hetsim::proto::PlanInputs in = ProfileInputs(f, v1::FP16, 1);
+    CHECK_FALSE(Applied(in).zero3_lock_step());  // nothing gathered without ZeRO-3
+    in.plan.mutable_stages(0)->set_zero_stage(3);
+    CHECK(Applied(in).zero3_lock_step());
+  }
+  for (const v1::Framework f : {v1::MEGATRON_LM_2021, v1::MEGATRON_LM_2022}) {
+    hetsim::proto::PlanInputs in = ProfileInputs(f, v1::FP16, 1);
+    in.plan.mutable_stages(0)->set_zero_stage(3);
+    CHECK_FALSE(Applied(in).zero3_lock_step());
+  }
+  // A plan of pipelines at ZeRO-3: not modelled there, so the profile leaves it off (set by hand: refused).
+  hetsim::proto::PlanInputs pipelines = TiedPipelinesInputs(2);
+  for (v1::Pipeline& pl : *pipelines.plan.mutable_pipelines()) {
+    for (v1::Stage& st : *pl.mutable_stages()) st.set_zero_stage(3);
+  }
+  CHECK_FALSE(Applied(pipelines).zero3_lock_step());
+  pipelines.plan.set_zero3_lock_step(true);
+  CHECK_THAT(std::string(hetsim::proto::ValidatePlanInputs(pipelines).message()),
+             Catch::Contains("zero3_lock_step: not modelled with pipelines"));
+}
+
 TEST_CASE("framework: DeepSpeed's tied all-reduce in a plan of pipelines, over every first and last stage",
           "[framework][pipelines]") {
   // DeepSpeed's pipeline engine all-reduces a tied module's gradients over the stages that hold it
@@ -237,7 +263,7 @@ TEST_CASE("framework: DeepSpeed's pipeline engine makes every transfer a rendezv
   spec.model = hetsim::proto::ResolveModel(p.model(), "plan.pbtxt: model");
   v1::Report report;
   hetsim::traces::AddFrameworkProfile(spec, report);
-  REQUIRE(report.framework_behaviours_size() == 18);
+  REQUIRE(report.framework_behaviours_size() == 19);
   const v1::FrameworkBehaviourReport& b = report.framework_behaviours(17);
   CHECK(b.field() == "p2p_rendezvous");
   CHECK(b.on());
@@ -293,7 +319,7 @@ TEST_CASE("framework: the report names the profile and who set each behaviour", 
   v1::Report report;
   hetsim::traces::AddFrameworkProfile(spec, report);
   CHECK(report.framework() == "Megatron-LM 2021 (SC'21)");
-  REQUIRE(report.framework_behaviours_size() == 18);
+  REQUIRE(report.framework_behaviours_size() == 19);
   auto behaviour = [&](const std::string& field) {
     for (const v1::FrameworkBehaviourReport& b : report.framework_behaviours()) {
       if (b.field() == field) return b;
@@ -315,7 +341,7 @@ TEST_CASE("framework: the report names the profile and who set each behaviour", 
         "tied_embedding_grad_sync off, eager_kernels off, op_selective_recompute off, fp8_dynamic_casts off, "
         "pytorch_async_tp off, "
         "attention_repeats_kv off, pytorch_context_parallel off, flash_attention_2 off, host_bound_blocks off, "
-        "dtensor_sequence_copies off, nccl_sm_contention on, p2p_rendezvous off\n");
+        "dtensor_sequence_copies off, nccl_sm_contention on, p2p_rendezvous off, zero3_lock_step off\n");
   // The HTML page has the profile's table, sources included.
   hetsim::traces::html::RunHtmlInputs html;
   html.report = &report;

@@ -62,6 +62,7 @@ TEST_CASE("import: an Accelerate FSDP launch reads its config, the model from --
   CHECK(r->plan.micro_batch_size() == 2 * 8);       // --per_device_train_batch_size 2 on 8 GPUs
   CHECK(r->plan.global_batch_size() == 2 * 8 * 4);  // and 4 accumulation steps
   CHECK(r->plan.zero3_prefetch());
+  CHECK(r->plan.zero3_lock_step());
   CHECK(r->plan.overlap_grad_reduce());
   CHECK_FALSE(r->plan.grad_reduce_in_fp32());  // Accelerate's reduce_dtype is the mixed precision's
   CHECK(r->plan.eager_kernels());
@@ -78,6 +79,7 @@ TEST_CASE("import: an Accelerate FSDP launch reads its config, the model from --
   CHECK(two->plan.stages(0).zero_stage() == 2);
   CHECK(two->plan.stages(0).data_parallel() == 16);
   CHECK_FALSE(two->plan.zero3_prefetch());
+  CHECK_FALSE(two->plan.zero3_lock_step());
   std::string no_shard = kFsdp;
   no_shard.replace(no_shard.find("FULL_SHARD"), 10, "NO_SHARD");
   absl::StatusOr<MegatronImport> ddp = Import(Script(no_shard), true);

@@ -400,6 +400,7 @@ TEST_CASE("FSDP: Megatron-FSDP's sharding strategies and PyTorch FSDP2 are ZeRO 
     CHECK(m.plan.stages(0).zero_stage() == c.zero);
     // Sharded parameters are ZeRO-3's per-layer gathers, prefetched; not the optimizer's after the step.
     CHECK(m.plan.zero3_prefetch() == (c.zero == 3));
+    CHECK(m.plan.zero3_lock_step() == (c.zero == 3));
     const bool gathers_after_step =
         (c.zero == 1 || c.zero == 2) && std::string(c.flags).find("overlap-param") != std::string::npos;
     CHECK(m.plan.overlap_param_gather() == gathers_after_step);

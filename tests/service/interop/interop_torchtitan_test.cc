@@ -49,6 +49,7 @@ TEST_CASE("import torchtitan: the 2025 layout, FSDP x TP with float8 and async T
   CHECK(p.global_batch_size() == 32);
   CHECK(p.micro_batch_size() == 2 * 8);  // the local batch, over the 8 data-parallel replicas
   CHECK(p.zero3_prefetch());
+  CHECK(p.zero3_lock_step());
   CHECK(p.overlap_grad_reduce());
   CHECK(p.grad_reduce_in_fp32());  // mixed_precision_reduce's default float32
   CHECK(p.tp_comm_overlap());      // async TP
