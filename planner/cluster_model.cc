@@ -135,9 +135,15 @@ absl::StatusOr<std::unique_ptr<ClusterModel>> ClusterModel::Create(spec::Cluster
     im.peak_flop_per_s = im.gpu->peak_flop_per_s();
     im.nics_per_node = NicsPerNode(isl);
     im.node_nic_bytes_per_s = isl.nic_bandwidth.bytes_per_second() * im.nics_per_node;
+    im.nic_link_bytes_per_s = isl.nic_bandwidth.bytes_per_second();
     im.tor_uplinks = TorUplinksOf(isl, im.nodes);
     im.pod_tier = PodTierOf(isl, im.nodes);
     HETSIM_ASSIGN_OR_RETURN(GpuId g0, t.GpuIdOf(i, 0, 0));
+    if (const topology::DeviceId nic = t.nic_of(g0); nic != topology::kNoDevice) {
+      if (const LinkId up = t.nic_uplink(nic); up != topology::kNoLink) {
+        im.nic_link_bytes_per_s = t.link(up).bandwidth.bytes_per_second();
+      }
+    }
     if (im.gpus_per_node > 1) {
       HETSIM_ASSIGN_OR_RETURN(LinkFigures f, RouteFigures(router, g0, GpuId(g0.value() + 1)));
       im.intra_node = f;
@@ -277,12 +283,13 @@ int StageGroups::MembersPerNode(workload::CollectiveGroup group) const {
   return piece == span ? n : std::max(1, piece * n / span);
 }
 
-double ClusterModel::NicShare(const IslandModel& im, int mesh_gpus_per_node) const {
+double ClusterModel::NicShare(const IslandModel& im, int mesh_gpus_per_node, bool link) const {
   // GPU g of a node is wired to NIC g x nics / gpus (topology/device_graph.cc); a mesh on the first
   // GPUs of each node shares each NIC among the mesh's GPUs wired to it.
   const int nics = std::max(1, im.nics_per_node);
   const int gpus_per_nic = std::max(1, im.gpus_per_node / nics);
-  return im.node_nic_bytes_per_s / nics / std::max(1, std::min(mesh_gpus_per_node, gpus_per_nic));
+  const double nic = link ? im.nic_link_bytes_per_s : im.node_nic_bytes_per_s / nics;
+  return nic / std::max(1, std::min(mesh_gpus_per_node, gpus_per_nic));
 }
 
 Time ClusterModel::CollectiveTime(int island, const StageGroups& groups, const workload::StageCollective& c) const {
@@ -294,7 +301,10 @@ Time ClusterModel::CollectiveTime(int island, const StageGroups& groups, const w
   const LinkFigures& ring = im.IntraRing(std::min(n, local), groups.shape.gpus_per_node);
   const double bw = ring.bytes_per_s;
   const Seconds lat(TimeToSeconds(ring.latency));
-  const double nic_bw = NicShare(im, groups.shape.gpus_per_node);
+  // An all-to-all's flows, every GPU's to each peer on the other nodes (NCCL's grouped sends and receives)
+  // on every group at once, fill the NIC: at what the NIC carries (as a ring rarely does, its own pace
+  // binding first).
+  const double nic_bw = NicShare(im, groups.shape.gpus_per_node, c.op == CollectiveOp::kAllToAll);
   if (n <= 1) return 0;
   const Bytes bytes(c.bytes);
   Seconds seconds(0);

@@ -78,6 +78,11 @@ struct IslandModel {
   LinkFigures inter_node;           // GPU to GPU on two nodes (zero when one node)
   double node_nic_bytes_per_s = 0;  // all NICs of a node, one direction
   int nics_per_node = 1;
+  // One NIC into the fabric as the simulator's link carries it (its line rate x the island's NCCL
+  // bandwidth efficiency, an ETHERNET island's socket streams' cap included; topology::Link::bandwidth):
+  // what collectives whose flows fill the NIC get (an all-to-all's, many rings'); the line rate where the
+  // node has no NIC link.
+  double nic_link_bytes_per_s = 0;
   // A CLOS or FAT_TREE island with more than one ToR (leaf): what a boundary's flows hash over on
   // their way up.
   struct TorUplinks {
@@ -151,7 +156,8 @@ class ClusterModel {
   Time GradSyncTime(int island, MeshShape shape, int stride, double bytes) const;
   // The inter-node bandwidth each GPU of a mesh with `mesh_gpus_per_node` GPUs in each node of `im`
   // gets when all of them send at once: its NIC's, shared with the mesh's other GPUs wired to it.
-  double NicShare(const IslandModel& im, int mesh_gpus_per_node) const;
+  // At the NIC's line rate; with `link` at what the simulator's NIC link carries (nic_link_bytes_per_s).
+  double NicShare(const IslandModel& im, int mesh_gpus_per_node, bool link = false) const;
 
  private:
   ClusterModel() = default;

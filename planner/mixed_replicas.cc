@@ -237,20 +237,6 @@ std::vector<GpuId> MixedShardGpus(const ClusterModel& cluster, const std::vector
   return gpus;
 }
 
-namespace {
-
-// What the NIC of `gpu` carries into the fabric as the simulator's link does (its line rate x its fabric's
-// NCCL bandwidth efficiency, topology/device_graph.h; an ETHERNET island's socket streams' cap included);
-// `line` where the node has no NIC link.
-double NicUplinkBytesPerS(const topology::Topology& topology, GpuId gpu, double line) {
-  const topology::DeviceId nic = topology.nic_of(gpu);
-  if (nic == topology::kNoDevice) return line;
-  const LinkId up = topology.nic_uplink(nic);
-  return up == topology::kNoLink ? line : topology.link(up).bandwidth.bytes_per_second();
-}
-
-}  // namespace
-
 // The NICs (key: (its capacity one way, the rings through it)) `groups`' shard rings cross on each node: a
 // NIC carries the distinct shard rings of the GPUs wired to it (all `finest` once it sees every TP rank of
 // a replica). The experts' (`expert_block` > 0): the same with a copy's ETP x EP in place of a replica's TP
@@ -273,7 +259,7 @@ std::map<int, std::pair<double, int>> MixedNicLinks(const ClusterModel& cluster,
         const int key = kMixedNicKey + first->value();
         const int t = std::max(1, expert_block > 0 ? OwnExpertBlock(g, expert_block) : g.tensor_parallel);
         rings[key] = std::min(finest, rings[key] + std::min(t, count) * (finest / t));
-        capacity[key] = NicUplinkBytesPerS(cluster.topology(), *first, im.node_nic_bytes_per_s / nics);
+        capacity[key] = im.nic_link_bytes_per_s;  // as the simulator's NIC link carries it
       }
     }
   }

@@ -507,12 +507,16 @@ class Exporter {
 // Plan.pipelines: every layer range (executor::LayerRangeGroups) with a communicator per shard group,
 // and its reduction on each GPU of each of its shard groups after that GPU's stage's last backward, as
 // the executor starts a range when its holders have run it; the ranges of a stage run side by side,
-// and its optimizer step waits for all of them (`reduced`, per rank). Under ZeRO-1/2 the range
-// reduce-scatters instead, and all-gathers its parameters after the steps (AddRangeGathers) or, with
+// and its optimizer step waits for all of them (`reduced`, per rank). An MoE range's experts then reduce
+// over their own communicators, one per shard of the finest expert split (executor::ExpertBuckets over the
+// range's expert_groups), each GPU's after its own dense buckets, as the executor reduces a range's
+// buckets one at a time. Under ZeRO-1/2 the range reduce-scatters instead, and all-gathers its parameters
+// (its experts' beside its dense ones) after the steps (AddRangeGathers) or, with
 // Plan.overlap_param_gather, at the iteration's start (AddEarlyRangeGathers).
 struct LayerRanges {
   std::vector<executor::LayerRangeGroup> ranges;
   std::vector<std::vector<size_t>> comm_groups;            // [range][shard]: its communicator in the export
+  std::vector<std::vector<size_t>> expert_comm_groups;     // [range][expert shard]: none without ExpertBuckets
   StepDeps reduced;                                        // rank -> its ranges' reductions
   absl::flat_hash_map<int, std::pair<int, int>> stage_of;  // rank -> (pipeline, stage)
   bool gathers_at_start = false;                           // ZeRO-1/2 with Plan.overlap_param_gather
@@ -520,7 +524,7 @@ struct LayerRanges {
 
 // The ranges and their communicators, created before any node (so numbered in the ranges' order).
 LayerRanges RangeCommunicators(const std::vector<const ExecutionSetup*>& setups, ChakraExport& out) {
-  LayerRanges ranges{executor::LayerRangeGroups(setups), {}, {}, {}};
+  LayerRanges ranges{executor::LayerRangeGroups(setups), {}, {}, {}, {}};
   for (size_t p = 0; p < setups.size(); ++p) {
     for (int s = 0; s < setups[p]->num_stages(); ++s) {
       for (GpuId g : setups[p]->stages[s].layout.gpus) ranges.stage_of[g.value()] = {static_cast<int>(p), s};
@@ -529,6 +533,9 @@ LayerRanges RangeCommunicators(const std::vector<const ExecutionSetup*>& setups,
   for (const executor::LayerRangeGroup& range : ranges.ranges) {
     std::vector<size_t>& groups = ranges.comm_groups.emplace_back();
     for (const std::vector<GpuId>& gpus : range.groups) groups.push_back(AddCommGroup(out, gpus));
+    std::vector<size_t>& experts = ranges.expert_comm_groups.emplace_back();
+    if (executor::ExpertBuckets(range).empty()) continue;
+    for (const std::vector<GpuId>& gpus : range.expert_groups) experts.push_back(AddCommGroup(out, gpus));
   }
   const auto zero = [](const executor::LayerRangeGroup& r) { return r.zero_stage == 1 || r.zero_stage == 2; };
   ranges.gathers_at_start = setups.front()->spec.plan.overlap_param_gather && !ranges.ranges.empty() &&
@@ -536,11 +543,33 @@ LayerRanges RangeCommunicators(const std::vector<const ExecutionSetup*>& setups,
   return ranges;
 }
 
-// Range `range`'s all-gather of its parameters over communicator `group`, named by its layers.
-Node RangeGather(const executor::LayerRangeGroup& range, const proto::ChakraCommGroup& group) {
-  const std::string name =
-      absl::StrFormat("param all-gather layers %d-%d", range.first_layer, range.first_layer + range.num_layers - 1);
-  return CollectiveNode(CollectiveOp::kAllGather, range.param_bytes, name, group);
+// One kind of a range's parameters, as the executor reduces and gathers it (layer_range_sync.cc): the dense
+// ones over the shard groups, or an MoE range's experts over their expert shard groups.
+struct RangePart {
+  const std::vector<std::vector<GpuId>>& groups;
+  const std::vector<size_t>& comm;  // per group, its communicator
+  std::vector<int64_t> buckets;     // per GPU of a group, in the order they reduce
+  int64_t param_bytes = 0;          // ZeRO-1/2: what each GPU of a group gathers
+  std::string suffix;               // of the nodes' names
+};
+
+// Range `r`'s parts: its dense parameters, then (executor::ExpertBuckets) its experts'.
+std::vector<RangePart> PartsOf(const LayerRanges& ranges, size_t r) {
+  const executor::LayerRangeGroup& range = ranges.ranges[r];
+  std::vector<RangePart> parts;
+  parts.push_back({range.groups, ranges.comm_groups[r], executor::RangeBuckets(range), range.param_bytes, ""});
+  if (std::vector<int64_t> experts = executor::ExpertBuckets(range); !experts.empty()) {
+    parts.push_back(
+        {range.expert_groups, ranges.expert_comm_groups[r], std::move(experts), range.expert_param_bytes, " (experts)"});
+  }
+  return parts;
+}
+
+// Range `range`'s all-gather of `part`'s parameters over communicator `group`, named by its layers.
+Node RangeGather(const executor::LayerRangeGroup& range, const RangePart& part, const proto::ChakraCommGroup& group) {
+  const std::string name = absl::StrFormat("param all-gather layers %d-%d%s", range.first_layer,
+                                           range.first_layer + range.num_layers - 1, part.suffix);
+  return CollectiveNode(CollectiveOp::kAllGather, part.param_bytes, name, group);
 }
 
 // Plan.overlap_param_gather under ZeRO-1/2: every range's all-gather of the step before's parameters
@@ -551,10 +580,13 @@ StepDeps AddEarlyRangeGathers(const LayerRanges& ranges, ChakraExport& out) {
   StepDeps gathers;
   if (!ranges.gathers_at_start) return gathers;
   for (size_t r = 0; r < ranges.ranges.size(); ++r) {
-    const executor::LayerRangeGroup& range = ranges.ranges[r];
-    for (size_t k = 0; k < range.groups.size(); ++k) {
-      const proto::ChakraCommGroup& group = out.comm_groups[ranges.comm_groups[r][k]];
-      for (GpuId g : range.groups[k]) gathers[g.value()].push_back(AddNode(out, g.value(), RangeGather(range, group)));
+    for (const RangePart& part : PartsOf(ranges, r)) {
+      for (size_t k = 0; k < part.groups.size(); ++k) {
+        const proto::ChakraCommGroup& group = out.comm_groups[part.comm[k]];
+        for (GpuId g : part.groups[k]) {
+          gathers[g.value()].push_back(AddNode(out, g.value(), RangeGather(ranges.ranges[r], part, group)));
+        }
+      }
     }
   }
   return gathers;
@@ -564,22 +596,29 @@ void AddLayerRanges(const std::vector<Exporter>& exporters, ChakraExport& out, L
   for (size_t r = 0; r < ranges.ranges.size(); ++r) {
     const executor::LayerRangeGroup& range = ranges.ranges[r];
     const CollectiveOp op = range.zero_stage > 0 ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce;
-    const std::string name = absl::StrFormat("grad %s layers %d-%d", CollectiveOpName(op), range.first_layer,
-                                             range.first_layer + range.num_layers - 1);
-    const std::vector<int64_t> buckets = executor::RangeBuckets(range);
-    for (size_t k = 0; k < range.groups.size(); ++k) {
-      const proto::ChakraCommGroup& group = out.comm_groups[ranges.comm_groups[r][k]];
-      for (GpuId g : range.groups[k]) {
-        const auto [p, s] = ranges.stage_of.at(g.value());
-        // Plan.grad_bucket_bytes: the range's buckets one after another over its communicator.
-        uint64_t before = exporters[p].LastBackward(s, g);
-        for (size_t b = 0; b < buckets.size(); ++b) {
-          Node n = CollectiveNode(op, buckets[b], buckets.size() == 1 ? name : absl::StrFormat("%s bucket %d", name, b),
-                                  group);
-          n.add_data_deps(before);
-          before = AddNode(out, g.value(), std::move(n));
+    // Per rank, where its dense buckets end (a GPU of a coarser TP ends one chain per shard group it joins):
+    // what its experts' first bucket waits for.
+    absl::flat_hash_map<int, std::vector<uint64_t>> dense_end;
+    for (const RangePart& part : PartsOf(ranges, r)) {
+      const bool experts = !part.suffix.empty();
+      const std::string name = absl::StrFormat("grad %s layers %d-%d%s", CollectiveOpName(op), range.first_layer,
+                                               range.first_layer + range.num_layers - 1, part.suffix);
+      for (size_t k = 0; k < part.groups.size(); ++k) {
+        const proto::ChakraCommGroup& group = out.comm_groups[part.comm[k]];
+        for (GpuId g : part.groups[k]) {
+          const auto [p, s] = ranges.stage_of.at(g.value());
+          std::vector<uint64_t> before = {exporters[p].LastBackward(s, g)};
+          if (const auto it = dense_end.find(g.value()); experts && it != dense_end.end()) before = it->second;
+          // Plan.grad_bucket_bytes: the part's buckets one after another over its communicator.
+          for (size_t b = 0; b < part.buckets.size(); ++b) {
+            Node n = CollectiveNode(op, part.buckets[b],
+                                    part.buckets.size() == 1 ? name : absl::StrFormat("%s bucket %d", name, b), group);
+            for (const uint64_t d : before) n.add_data_deps(d);
+            before = {AddNode(out, g.value(), std::move(n))};
+          }
+          if (!experts) dense_end[g.value()].push_back(before.front());
+          ranges.reduced[g.value()].push_back(before.front());
         }
-        ranges.reduced[g.value()].push_back(before);
       }
     }
   }
@@ -595,12 +634,15 @@ void AddRangeGathers(const LayerRanges& ranges, const std::vector<Exporter>& exp
   for (size_t r = 0; r < ranges.ranges.size(); ++r) {
     const executor::LayerRangeGroup& range = ranges.ranges[r];
     if (range.zero_stage != 1 && range.zero_stage != 2) continue;
-    for (size_t k = 0; k < range.groups.size(); ++k) {
-      const proto::ChakraCommGroup& group = out.comm_groups[ranges.comm_groups[r][k]];
-      for (GpuId g : range.groups[k]) {
-        Node n = RangeGather(range, group);
-        n.add_data_deps(exporters[ranges.stage_of.at(g.value()).first].Step(g));
-        AddNode(out, g.value(), std::move(n));
+    // The dense and the experts' gathers at once, as the executor starts both parts together.
+    for (const RangePart& part : PartsOf(ranges, r)) {
+      for (size_t k = 0; k < part.groups.size(); ++k) {
+        const proto::ChakraCommGroup& group = out.comm_groups[part.comm[k]];
+        for (GpuId g : part.groups[k]) {
+          Node n = RangeGather(range, part, group);
+          n.add_data_deps(exporters[ranges.stage_of.at(g.value()).first].Step(g));
+          AddNode(out, g.value(), std::move(n));
+        }
       }
     }
   }

@@ -83,17 +83,6 @@ absl::StatusOr<ChakraExport> ExportPlanInputs(const proto::PlanInputs& inputs, a
   std::vector<executor::ExecutionSetup*> mutable_setups;
   for (const auto& setup : owned) mutable_setups.push_back(setup.get());
   HETSIM_RETURN_IF_ERROR(executor::CheckRangeBuckets(ranges, inputs.plan_path));
-  for (const executor::LayerRangeGroup& range : ranges) {
-    if (executor::ExpertBuckets(range).empty()) continue;
-    // The ranges' expert reductions over their expert-data-parallel groups are not written (the export
-    // writes each range's shard groups only), so it refuses rather than differ from `hetsim run`.
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "%s: model.transformer.num_experts: an MoE model's experts are not exported for a plan of pipelines "
-        "(layers %d-%d reduce their experts' gradients over %d expert-data-parallel groups of %d GPUs); `hetsim run` "
-        "simulates it",
-        inputs.plan_path, range.first_layer, range.first_layer + range.num_layers - 1, range.expert_groups.size(),
-        range.expert_groups.front().size()));
-  }
   HETSIM_RETURN_IF_ERROR(executor::ShardStatesOverRanges(mutable_setups, ranges));
   return ExportChakraPipelines(setups);
 }

@@ -127,35 +127,44 @@ absl::StatusOr<std::vector<LinkLoad>> CollectiveTimer::ConcurrentLoadOf(Collecti
 
 absl::StatusOr<std::vector<LinkLoad>> CollectiveTimer::LoadOf(CollectiveOp op, const std::vector<GpuId>& gpus,
                                                               int64_t bytes) {
-  absl::StatusOr<Timed> t = GroupTimed(op, gpus, bytes);
+  absl::StatusOr<Timed> t = SetTimed(op, {gpus}, bytes);
   if (!t.ok()) return t.status();
   return std::move(t->load);
 }
 
-absl::StatusOr<CollectiveTimer::Timed> CollectiveTimer::GroupTimed(CollectiveOp op, const std::vector<GpuId>& gpus,
-                                                                   int64_t bytes) {
-  if (gpus.size() <= 1 || bytes <= 0) return Timed{};
-  const auto template_key = std::make_tuple(static_cast<int>(op), bytes, gpus.size());
+absl::StatusOr<CollectiveTimer::Timed> CollectiveTimer::SetTimed(CollectiveOp op,
+                                                                 const std::vector<std::vector<GpuId>>& set,
+                                                                 int64_t bytes) {
+  std::vector<size_t> sizes;
+  std::vector<GpuId> gpus;  // the set's GPUs, group after group: what MapLoad pairs position by position
+  for (const std::vector<GpuId>& g : set) {
+    sizes.push_back(g.size());
+    gpus.insert(gpus.end(), g.begin(), g.end());
+  }
+  if (bytes <= 0 || std::all_of(sizes.begin(), sizes.end(), [](size_t n) { return n <= 1; })) return Timed{};
+  auto template_key = std::make_tuple(static_cast<int>(op), bytes, std::move(sizes));
   if (auto it = templates_.find(template_key);
-      reuse_ == ReplicaReuse::kMapped && it != templates_.end() && it->second != gpus) {
+      reuse_ == ReplicaReuse::kMapped && it != templates_.end() && it->second != set) {
     // Virtual stages of one stage ask again for the same groups: map each once.
-    const auto mapped_key = std::make_tuple(static_cast<int>(op), bytes, gpus);
+    const auto mapped_key = std::make_tuple(static_cast<int>(op), bytes, set);
     if (auto m = mapped_.find(mapped_key); m != mapped_.end()) {
       ++mapped_groups_;
       return m->second;
     }
-    absl::StatusOr<const Timed*> base = Simulate(op, {it->second}, bytes);
+    absl::StatusOr<const Timed*> base = Simulate(op, it->second, bytes);
     if (!base.ok()) return base.status();
+    std::vector<GpuId> from;
+    for (const std::vector<GpuId>& g : it->second) from.insert(from.end(), g.begin(), g.end());
     Timed mapped{(*base)->time, {}};
-    if (MapLoad(it->second, gpus, (*base)->load, mapped.load)) {
+    if (MapLoad(from, gpus, (*base)->load, mapped.load)) {
       ++mapped_groups_;
       return mapped_.emplace(mapped_key, std::move(mapped)).first->second;
     }
   }
   ++simulated_groups_;
-  absl::StatusOr<const Timed*> t = Simulate(op, {gpus}, bytes);
+  absl::StatusOr<const Timed*> t = Simulate(op, set, bytes);
   if (!t.ok()) return t.status();
-  templates_.emplace(template_key, gpus);
+  templates_.emplace(std::move(template_key), set);
   return **t;
 }
 
@@ -166,7 +175,46 @@ absl::StatusOr<GroupsTiming> CollectiveTimer::EachGroup(CollectiveOp op, const s
   // (128 groups per collective at 16K GPUs).
   std::vector<LinkLoad> all;
   for (const std::vector<GpuId>& g : groups) {
-    absl::StatusOr<Timed> t = GroupTimed(op, g, bytes);
+    absl::StatusOr<Timed> t = SetTimed(op, {g}, bytes);
+    if (!t.ok()) return t.status();
+    out.slowest = std::max(out.slowest, t->time);
+    all.insert(all.end(), t->load.begin(), t->load.end());
+  }
+  out.load = SumByLink(std::move(all));
+  return out;
+}
+
+absl::StatusOr<GroupsTiming> CollectiveTimer::EachNodeSharingSet(CollectiveOp op,
+                                                                 const std::vector<std::vector<GpuId>>& groups,
+                                                                 int64_t bytes) {
+  // Union-find over the groups that move bytes, joined through the nodes (their first switch) they share.
+  std::vector<size_t> root(groups.size());
+  for (size_t i = 0; i < groups.size(); ++i) root[i] = i;
+  const auto find = [&](size_t i) {
+    while (root[i] != i) i = root[i] = root[root[i]];
+    return i;
+  };
+  absl::flat_hash_map<DeviceId, size_t> first_on_node;
+  for (size_t i = 0; i < groups.size(); ++i) {
+    if (groups[i].size() <= 1) continue;
+    for (const GpuId gpu : groups[i]) {
+      const auto [it, fresh] = first_on_node.emplace(topology_.node_switch(gpu), i);
+      if (!fresh) root[find(i)] = find(it->second);
+    }
+  }
+  // The sets in the order of their first group (deterministic), each its groups in the list's order.
+  std::vector<std::vector<std::vector<GpuId>>> sets;
+  absl::flat_hash_map<size_t, size_t> set_of_root;
+  for (size_t i = 0; i < groups.size(); ++i) {
+    if (groups[i].size() <= 1) continue;
+    const auto [it, fresh] = set_of_root.emplace(find(i), sets.size());
+    if (fresh) sets.emplace_back();
+    sets[it->second].push_back(groups[i]);
+  }
+  GroupsTiming out;
+  std::vector<LinkLoad> all;
+  for (const std::vector<std::vector<GpuId>>& set : sets) {
+    absl::StatusOr<Timed> t = SetTimed(op, set, bytes);
     if (!t.ok()) return t.status();
     out.slowest = std::max(out.slowest, t->time);
     all.insert(all.end(), t->load.begin(), t->load.end());

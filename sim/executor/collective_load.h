@@ -67,7 +67,14 @@ class CollectiveTimer {
   // Every group alone (a stage's TP groups, one per replica): groups isomorphic to one simulated
   // before reuse its time and load (ReplicaReuse::kMapped), the others are simulated.
   absl::StatusOr<GroupsTiming> EachGroup(CollectiveOp op, const std::vector<std::vector<GpuId>>& groups, int64_t bytes);
-  // Groups GroupTimed answered by mapping a template's result, and by simulating the group.
+  // Every group at once, as a stage's ranks run them (an MoE layer's token all-to-all: NCCL's grouped sends
+  // and receives on every expert-parallel group at the same time), timed per set of groups that share a
+  // node (its NICs, its PCIe tree): the groups of a set simulated together, sets apart (they share no
+  // node's links), a set isomorphic to one simulated before mapped from it (ReplicaReuse::kMapped). A set
+  // of one group is EachGroup's. The slowest set's time and the loads summed by link.
+  absl::StatusOr<GroupsTiming> EachNodeSharingSet(CollectiveOp op, const std::vector<std::vector<GpuId>>& groups,
+                                                  int64_t bytes);
+  // Groups (sets of them) SetTimed answered by mapping a template's result, and by simulating them.
   int64_t mapped_groups() const { return mapped_groups_; }
   int64_t simulated_groups() const { return simulated_groups_; }
   // The same collective on several disjoint groups at once (a stage's data-parallel groups, one per
@@ -84,9 +91,9 @@ class CollectiveTimer {
   };
   using Key = std::tuple<int, int64_t, std::vector<std::vector<GpuId>>>;
   absl::StatusOr<const Timed*> Simulate(CollectiveOp op, const std::vector<std::vector<GpuId>>& groups, int64_t bytes);
-  // One group alone: mapped from the template of its (op, bytes, size) when they correspond, else
-  // simulated (and the template when it is the first).
-  absl::StatusOr<Timed> GroupTimed(CollectiveOp op, const std::vector<GpuId>& gpus, int64_t bytes);
+  // Groups at once (one group: alone): mapped from the template of their (op, bytes, group sizes) when
+  // they correspond GPU by GPU, else simulated (and the template when it is the first).
+  absl::StatusOr<Timed> SetTimed(CollectiveOp op, const std::vector<std::vector<GpuId>>& set, int64_t bytes);
   // `load` of group `from` moved onto group `to`, or false when the groups' devices do not correspond.
   bool MapLoad(const std::vector<GpuId>& from, const std::vector<GpuId>& to, const std::vector<LinkLoad>& load,
                std::vector<LinkLoad>& out);
@@ -101,10 +108,10 @@ class CollectiveTimer {
   engine::Simulator simulator_;                // the clock of network_, carried on from one collective to the next
   std::unique_ptr<network::Network> network_;  // built on first use
   std::map<Key, Timed> cache_;
-  // First group simulated per (op, bytes, group size): the template other groups are mapped from.
-  std::map<std::tuple<int, int64_t, size_t>, std::vector<GpuId>> templates_;
-  // Groups answered by mapping a template's result, by (op, bytes, group).
-  absl::flat_hash_map<std::tuple<int, int64_t, std::vector<GpuId>>, Timed> mapped_;
+  // First set simulated per (op, bytes, its groups' sizes): the template other sets are mapped from.
+  std::map<std::tuple<int, int64_t, std::vector<size_t>>, std::vector<std::vector<GpuId>>> templates_;
+  // Sets answered by mapping a template's result, by (op, bytes, set).
+  absl::flat_hash_map<std::tuple<int, int64_t, std::vector<std::vector<GpuId>>>, Timed> mapped_;
   // Directed links by their devices; pairs joined by several parallel links are left out (unmappable).
   absl::flat_hash_map<std::pair<topology::DeviceId, topology::DeviceId>, LinkId> link_index_;
   bool link_index_built_ = false;

@@ -68,10 +68,13 @@ std::vector<std::vector<GpuId>> GroupsOf(const StageLayout& l, workload::Collect
 namespace {
 
 // One collective of a pass, `count` times in a row: adds its time (the slowest group's: the stage's
-// replicas run in step) to `time` and the load of every group to `load`.
+// replicas run in step) to `time` and the load of every group to `load`. With `at_once` the groups that
+// share a node run together (CollectiveTimer::EachNodeSharingSet), else each alone.
 absl::Status AddCollective(CollectiveTimer& timer, CollectiveOp op, const std::vector<std::vector<GpuId>>& groups,
-                           int64_t bytes, int64_t count, Time& time, std::vector<LinkLoad>& load) {
-  absl::StatusOr<GroupsTiming> t = timer.EachGroup(op, groups, bytes);
+                           int64_t bytes, int64_t count, Time& time, std::vector<LinkLoad>& load,
+                           bool at_once = false) {
+  absl::StatusOr<GroupsTiming> t =
+      at_once ? timer.EachNodeSharingSet(op, groups, bytes) : timer.EachGroup(op, groups, bytes);
   if (!t.ok()) return t.status();
   time += t->slowest * count;
   AddLoad(load, t->load, count);
@@ -89,7 +92,12 @@ absl::Status CollectivesTime(CollectiveTimer& timer, const StageLayout& l,
                              std::vector<LinkLoad>& load) {
   for (const workload::StageCollective& c : list) {
     const Time before = time;
-    if (auto s = AddCollective(timer, c.op, GroupsOf(l, c.group), c.bytes, c.count, time, load); !s.ok()) {
+    // An MoE layer's token all-to-all runs on every expert-parallel group at once (each rank dispatches its
+    // own tokens, NCCL's grouped sends and receives to every peer), so the groups of a node share its NICs
+    // (an EP group ETP apart leaves the node's other ETP ranks' groups on the same nodes). The other
+    // collectives are timed group by group (docs/heterogeneous.md, "MoE all-to-alls across nodes").
+    const bool at_once = c.group == workload::CollectiveGroup::kExpert;
+    if (auto s = AddCollective(timer, c.op, GroupsOf(l, c.group), c.bytes, c.count, time, load, at_once); !s.ok()) {
       return s;
     }
     hideable.Add(c, time - before);

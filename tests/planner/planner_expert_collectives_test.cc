@@ -8,8 +8,10 @@
 #include <map>
 #include <vector>
 
+#include "base/units.h"
 #include "planner/cluster_model.h"
 #include "proto/gpu_presets.h"
+#include "proto/validate_cluster.h"
 #include "sim/collectives/estimate.h"
 #include "sim/executor/setup.h"
 #include "tests/base/time_io.h"
@@ -160,4 +162,40 @@ TEST_CASE("planner: the stage group (FP8's amax reduction) spans the stage's TP 
   CHECK(groups.Size(CollectiveGroup::kStage) == 16);
   CHECK(groups.Span(CollectiveGroup::kStage) == 16);
   CHECK(groups.MembersPerNode(CollectiveGroup::kStage) == 8);  // 8 in each of the two nodes
+}
+
+TEST_CASE("planner: an all-to-all across nodes fills the NIC at what its link carries", "[planner][experts]") {
+  // The mixed cloud's A100 island (examples/cluster-mixed-cloud.pbtxt): 2 nodes of 8 A100s, one 100 Gb/s NIC
+  // a node over TCP sockets, whose link the simulator gives line rate x ETHERNET's NCCL efficiency (the 16
+  // socket streams of 10 Gb/s do not bind). TP 2, EP 8 x ETP 2: each EP group holds 4 GPUs in each node, and
+  // both groups of a node dispatch at once (session 41), so every GPU of the node sends 4 of its 8 peers'
+  // S / 8 through the NIC: S / 2 at an eighth of what the NIC carries, beside 3 / 8 of S over NVLink.
+  absl::StatusOr<hetsim::v1::Cluster> c = hetsim::proto::LoadCluster(HETSIM_SOURCE_DIR "/examples/cluster-mixed-cloud.pbtxt");
+  REQUIRE(c.ok());
+  auto cm = hetsim::testing::ClusterModelOf(*c, hetsim::spec::DType::kFp16);
+  INFO(cm.status().message());
+  REQUIRE(cm.ok());
+  const auto& im = (*cm)->island(0);
+  REQUIRE(im.name == "a100");
+  const hetsim::topology::Topology& topo = (*cm)->topology();
+  const double line = hetsim::GbpsToBytesPerSecond(100);
+  const double efficiency = topo.nccl_fabrics()[topo.island_fabric(0)].bandwidth_efficiency;
+  REQUIRE(efficiency < 1);
+  CHECK(im.node_nic_bytes_per_s == Approx(line));
+  CHECK(im.nic_link_bytes_per_s == Approx(line * efficiency));
+  CHECK((*cm)->NicShare(im, 8, /*link=*/true) == Approx(line * efficiency / 8));
+  const int64_t S = 8 << 20;
+  const StageGroups spread = Groups({2, 8}, 2, 8, 2);
+  REQUIRE(spread.MembersPerNode(CollectiveGroup::kExpert) == 4);
+  const double intra = im.IntraRing(4, 8).bytes_per_s, inter_lat = TimeToSeconds(im.inter_node.latency);
+  CHECK((*cm)->CollectiveTime(0, spread, Coll(CollectiveOp::kAllToAll, CollectiveGroup::kExpert, S)) ==
+        2 * SecondsToTime(inter_lat + std::max(S * 3.0 / 8 / intra, S * 4.0 / 8 / (line * efficiency / 8))));
+  // The rings (a gather over the ETP x EP block) keep the line rate: their own NCCL pace binds first.
+  CHECK((*cm)->CollectiveTime(0, spread, Coll(CollectiveOp::kAllGather, CollectiveGroup::kExpertAndTensor, S)) ==
+        2 * SecondsToTime(
+                hetsim::collectives::RingAllGatherSeconds(8, Bytes(S), Bandwidth(im.IntraRing(8, 8).bytes_per_s),
+                                                          Seconds(TimeToSeconds(im.IntraRing(8, 8).latency)))
+                    .value() +
+                hetsim::collectives::RingAllGatherSeconds(2, Bytes(S / 8.0), Bandwidth(line / 8), Seconds(inter_lat))
+                    .value()));
 }

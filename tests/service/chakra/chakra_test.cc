@@ -415,6 +415,104 @@ TEST_CASE("chakra export: a plan of pipelines' parameter gathers at the start op
   std::filesystem::remove_all(dir);
 }
 
+// An MoE plan of pipelines exported (ExportPlanInputs), written, read back and replayed: the iteration
+// `hetsim run` simulates (its pipeline_sync), within `tolerance`; the run's first layer range returned.
+executor::LayerRangeGroup CheckPipelinesRoundTrip(const proto::PlanInputs& in, const std::string& name,
+                                                  chakra::ChakraExport& out, double tolerance) {
+  auto exported = chakra::ExportPlanInputs(in, "plan");
+  INFO(name << ": " << exported.status().message());
+  REQUIRE(exported.ok());
+  out = *std::move(exported);
+  auto sim = driver::SimulatePlan(in, {});
+  INFO(sim.status().message());
+  REQUIRE(sim.ok());
+  const std::string dir = TempDir(name);
+  REQUIRE(chakra::WriteChakraExport(out, dir, "t").ok());
+  auto w = chakra::LoadChakraDir(dir, static_cast<int>(out.ranks.size()));
+  INFO(w.status().message());
+  REQUIRE(w.ok());
+  CHECK(w->warnings.empty());
+  const Time replay = Replay(*w, *sim->setup->topology).iteration_time;
+  const Time run = sim->pipeline_sync.iteration_time;
+  INFO(name << ": run " << TimeToMilliseconds(run) << " ms, replay " << TimeToMilliseconds(replay) << " ms");
+  CHECK(std::abs(TimeToPicosecondsDouble(replay - run)) <= tolerance * TimeToPicosecondsDouble(run));
+  std::filesystem::remove_all(dir);
+  REQUIRE_FALSE(sim->pipeline_sync.groups.empty());
+  return sim->pipeline_sync.groups.front();
+}
+
+TEST_CASE("chakra export: an MoE plan of pipelines reduces each expert shard over its copies, and replays as it runs",
+          "[chakra][pipelines][experts]") {
+  // An A100 pipeline of DP 4 at EP 2 (two copies of the 4 experts) beside a V100 pipeline of DP 2 at EP 2
+  // (one copy), one range of every layer: the experts reduce per shard e of EP 2 over A100 e, A100 2 + e and
+  // V100 e (ExpertShardGroup), 2 communicators of 3 GPUs, each GPU's after its dense reduction, and its
+  // optimizer step waits for both (refused until session 41: bad input plan_pl_moe_export).
+  auto in = proto::LoadPlanInputs(HETSIM_SOURCE_DIR "/tests/planner_data/plan-pipelines-moe.pbtxt",
+                                  HETSIM_SOURCE_DIR "/examples/cluster-hapt-case.pbtxt");
+  REQUIRE(in.ok());
+  chakra::ChakraExport out;
+  const executor::LayerRangeGroup range = CheckPipelinesRoundTrip(*in, "pipelines-moe", out, 1e-4);
+  REQUIRE(range.expert_groups.size() == 2);
+  const auto attr = [](const Node& n, absl::string_view name) {
+    const auto it = std::find_if(n.attr().begin(), n.attr().end(), [&](const auto& a) { return a.name() == name; });
+    REQUIRE(it != n.attr().end());
+    return *it;
+  };
+  for (const std::vector<GpuId>& group : range.expert_groups) {
+    REQUIRE(group.size() == 3);
+    // The group is a communicator of its own.
+    std::vector<int64_t> ranks;
+    for (const GpuId g : group) ranks.push_back(g.value());
+    const auto comm = std::find_if(out.comm_groups.begin(), out.comm_groups.end(),
+                                   [&](const proto::ChakraCommGroup& c) { return c.ranks == ranks; });
+    REQUIRE(comm != out.comm_groups.end());
+    for (const GpuId g : group) {
+      INFO("rank " << g.value());
+      const auto& nodes = out.ranks[g.value()].nodes;
+      const auto named = [&](const std::string& name) {
+        const auto it = std::find_if(nodes.begin(), nodes.end(), [&](const Node& n) { return n.name() == name; });
+        REQUIRE(it != nodes.end());
+        return *it;
+      };
+      const Node dense = named("grad all-reduce layers 0-5");
+      const Node experts = named("grad all-reduce layers 0-5 (experts)");
+      const Node step = named("optimizer step");
+      CHECK(attr(experts, chakra::kPgName).string_val() == comm->name);
+      // comm_size: the experts' gradients per GPU of a shard group (an all-reduce's input).
+      CHECK(attr(experts, chakra::kCommSize).int64_val() ==
+            chakra::CommSizeOf(CollectiveOp::kAllReduce, range.expert_bytes, 3));
+      CHECK(std::vector<uint64_t>(experts.data_deps().begin(), experts.data_deps().end()) ==
+            std::vector<uint64_t>{dense.id()});
+      CHECK(std::find(step.data_deps().begin(), step.data_deps().end(), experts.id()) != step.data_deps().end());
+    }
+  }
+  // Holders at their own EP under ZeRO-1 (each V100 in 2 of the 4 shard groups), a mixed holder, and ZeRO-1's
+  // gathers at the iteration's start: each replays as it runs.
+  for (const char* plan : {"plan-pipelines-moe-own-ep.pbtxt", "plan-pipelines-rg-moe.pbtxt"}) {
+    auto other = proto::LoadPlanInputs(absl::StrCat(HETSIM_SOURCE_DIR "/tests/planner_data/", plan),
+                                       HETSIM_SOURCE_DIR "/examples/cluster-hapt-case.pbtxt");
+    REQUIRE(other.ok());
+    CHECK_FALSE(CheckPipelinesRoundTrip(*other, plan, out, 1e-4).expert_groups.empty());
+  }
+  auto early = proto::LoadPlanInputs(HETSIM_SOURCE_DIR "/tests/planner_data/plan-pipelines-moe-own-ep.pbtxt",
+                                     HETSIM_SOURCE_DIR "/examples/cluster-hapt-case.pbtxt");
+  REQUIRE(early.ok());
+  early->plan.set_overlap_param_gather(true);
+  const executor::LayerRangeGroup own = CheckPipelinesRoundTrip(*early, "pipelines-moe-early", out, 1e-4);
+  REQUIRE(own.expert_groups.size() == 4);
+  for (const GpuId g : own.expert_groups.front()) {
+    // The experts' gather opens the trace beside the dense one, without dependencies.
+    const auto& nodes = out.ranks[g.value()].nodes;
+    const auto it = std::find_if(nodes.begin(), nodes.end(),
+                                 [](const Node& n) { return n.name() == "param all-gather layers 0-5 (experts)"; });
+    REQUIRE(it != nodes.end());
+    CHECK(it->data_deps().empty());
+    CHECK(attr(*it, chakra::kCommSize).int64_val() ==
+          chakra::CommSizeOf(CollectiveOp::kAllGather, own.expert_param_bytes,
+                             static_cast<int>(own.expert_groups.front().size())));
+  }
+}
+
 TEST_CASE("chakra traces: repairs are warnings that say what was assumed", "[chakra]") {
   Node odd = Comp(1, 5);
   odd.add_attr()->CopyFrom(chakra::StringAttr("rf_id", "x"));

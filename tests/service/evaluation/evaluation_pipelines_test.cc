@@ -240,7 +240,7 @@ TEST_CASE("validate: a plan of pipelines' expert reductions are priced over thei
   // crossing was priced for a ring, 1846 ms against the simulated 1480 ms; -52.1% when the experts'
   // reductions were not priced).
   absl::StatusOr<proto::PlanInputs> inputs =
-      proto::LoadPlanInputs(HETSIM_SOURCE_DIR "/tests/bad_inputs/plan_pl_moe_export.pbtxt",
+      proto::LoadPlanInputs(HETSIM_SOURCE_DIR "/tests/planner_data/plan-pipelines-moe.pbtxt",
                             HETSIM_SOURCE_DIR "/examples/cluster-hapt-case.pbtxt");
   REQUIRE(inputs.ok());
   CheckEveryPipelineWithin(*inputs, 2, 0.002);
