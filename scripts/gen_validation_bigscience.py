@@ -146,7 +146,7 @@ def plan_text(run):
         "# ZeRO-1 over each stage's replicas, every block recomputed (--checkpoint-activations).",
         "framework: MEGATRON_DEEPSPEED",
         "# CUDA_LAUNCH_BLOCKING=1, BigScience's workaround for NCCL hangs on 40+ nodes (docs/validation.md,",
-        "# \"BigScience on Jean Zay\", session 41).",
+        "# BigScience's section, \"Session 41\").",
         "cuda_launch_blocking: true",
         "# ZeRO-1 registers no gradient hooks: autograd's AccumulateGrad adds each microbatch's FP16 gradients.",
         "autograd_grad_accumulation: true"]) + "\n"
