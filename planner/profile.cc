@@ -60,9 +60,11 @@ std::string IslandPricingKey(const ClusterModel& cluster, const IslandModel& im,
       o.unfused.bias_dropout_add ? " unfused-bda" : "", o.unfused.masked_softmax ? " unfused-softmax" : "",
       o.unfused.masked_fill_on_view ? " mask-on-view" : "", absl::StrFormat(" passes=%d", o.block_forward_passes),
       o.deepspeed_fp16_optimizer ? " ds-fp16-step" : "", o.fp32_logits_cross_entropy ? " fp32-loss" : "",
-      o.synchronized_tp_collectives ? " sync-tp" : "",
-      o.host_bound_blocks ? absl::StrFormat(" host-ops=%a/%a", o.block_host_ops_forward, o.block_host_ops_backward)
-                          : "",
+      o.synchronized_tp_collectives ? " sync-tp" : "", o.cuda_launch_blocking ? " launch-blocking" : "",
+      o.autograd_grad_accumulation ? " autograd-accumulation" : "",
+      o.host_bound_blocks || o.cuda_launch_blocking
+          ? absl::StrFormat(" host-ops=%a/%a", o.block_host_ops_forward, o.block_host_ops_backward)
+          : "",
       o.dtensor_sequence_copies ? " dtensor-copies" : "");
 }
 

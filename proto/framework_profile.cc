@@ -103,14 +103,17 @@ void CheckFrameworkOff(Problems& p, const hetsim::v1::Plan& plan) {
   if (plan.framework_off_size() > 0 && plan.framework() == hetsim::v1::FRAMEWORK_UNSPECIFIED) {
     p.Add("framework_off", "needs a framework (it switches off behaviours of the framework's profile)");
   }
-  // Plan.host_bound_blocks prices the ops the framework's profile counts in its block code.
-  if (plan.host_bound_blocks() && !(spec::ProfileOf(FrameworkOf(plan.framework())).block_host_ops.forward > 0)) {
+  // Plan.host_bound_blocks and Plan.cuda_launch_blocking price the ops the framework's profile counts in its
+  // block code.
+  if (!(spec::ProfileOf(FrameworkOf(plan.framework())).block_host_ops.forward > 0)) {
     std::vector<std::string> counted;
     for (const spec::FrameworkProfile& f : spec::FrameworkProfiles()) {
       if (f.block_host_ops.forward > 0) counted.emplace_back(f.enum_name);
     }
-    p.Add("host_bound_blocks", "needs a framework whose profile counts a block's operators (%s)",
-          absl::StrJoin(counted, ", "));
+    for (const auto& [field, set] : {std::pair{"host_bound_blocks", plan.host_bound_blocks()},
+                                     std::pair{"cuda_launch_blocking", plan.cuda_launch_blocking()}}) {
+      if (set) p.Add(field, "needs a framework whose profile counts a block's operators (%s)", absl::StrJoin(counted, ", "));
+    }
   }
   absl::flat_hash_set<std::string> seen;
   const google::protobuf::Reflection& reflection = *plan.GetReflection();

@@ -141,6 +141,8 @@ hetsim::v1::Plan PlanMessage(const spec::PlanSpec& spec) {
   plan.set_deepspeed_fp16_optimizer(spec.deepspeed_fp16_optimizer);
   plan.set_fp32_logits_cross_entropy(spec.fp32_logits_cross_entropy);
   plan.set_synchronized_tp_collectives(spec.synchronized_tp_collectives);
+  plan.set_cuda_launch_blocking(spec.cuda_launch_blocking);
+  plan.set_autograd_grad_accumulation(spec.autograd_grad_accumulation);
   return plan;
 }
 

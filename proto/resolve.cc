@@ -295,10 +295,11 @@ spec::TpCommOverlapSpec ResolveTpCommOverlapConfig(const hetsim::v1::TpCommOverl
 
 namespace {
 
-// Plan.host_bound_blocks: the ops the host issues per block pass, the framework profile's count with the
-// plan's unfused kernels (spec::BlockHostOps); the plan check refused the field without a count.
+// Plan.host_bound_blocks and Plan.cuda_launch_blocking: the ops the host issues per block pass, the framework
+// profile's count with the plan's unfused kernels (spec::BlockHostOps); the plan check refused either field
+// without a count.
 void SetBlockHostOps(spec::PlanSpec& p) {
-  if (!p.host_bound_blocks) return;
+  if (!p.host_bound_blocks && !p.cuda_launch_blocking) return;
   const spec::BlockHostOps& ops = spec::ProfileOf(p.framework).block_host_ops;
   const double unfused = (p.unfused.bias_activation ? ops.unfused_bias_activation : 0) +
                          (p.unfused.bias_dropout_add ? ops.unfused_bias_dropout_add : 0) +
@@ -342,6 +343,8 @@ spec::PlanSpec ResolvePlan(const hetsim::v1::Plan& plan, absl::string_view plan_
   p.deepspeed_fp16_optimizer = plan.deepspeed_fp16_optimizer();
   p.fp32_logits_cross_entropy = plan.fp32_logits_cross_entropy();
   p.synchronized_tp_collectives = plan.synchronized_tp_collectives();
+  p.cuda_launch_blocking = plan.cuda_launch_blocking();
+  p.autograd_grad_accumulation = plan.autograd_grad_accumulation();
   // The framework behaviours, by name: one list (spec::kBehaviourFields) for every one of them.
   const google::protobuf::Reflection& reflection = *plan.GetReflection();
   for (const auto& [name, member] : spec::kBehaviourFields) {

@@ -21,7 +21,13 @@ scaling; FP16 gradients: the notes' "BF16 optimizer ... accumulate gradients in 
 after these rows), ZeRO stage 1 (ZERO_STAGE=1 in the config), --checkpoint-activations with
 --deepspeed-activation-checkpointing (every block recomputed), sequence 2048, ALiBi positions
 (--position-embedding-type alibi: no position-embedding table), --embed-layernorm, PyTorch 1.11
-(start-py38-pt111), CUDA_LAUNCH_BLOCKING commented out. The vocabulary: the notes give "VOCAB_LENGTH=250k"
+(start-py38-pt111), `export CUDA_LAUNCH_BLOCKING=1` commented out in the committed script ("XXX: remove for
+main training!!!"), whose 10 nodes did not need it. The 48-node runs are taken to have set it
+(Plan.cuda_launch_blocking, session 41): the same notes, "dealing with JZ hanging" (commit 57f4e9b of
+2022-02-21, four days before these rows), found 320 GPUs "always hangs" without it on the 200B model
+(TP 8 x PP 10) and hanging whenever inter-node traffic passed 100B-145B models on 20-40 nodes ("Hanging
+Issue"), while these rows ran a 181B model on 384 GPUs to their 2nd iteration; every script from 02-28 on
+exports it ("do not remove or the training will hang"). The vocabulary: the notes give "VOCAB_LENGTH=250k"
 and the 181B size fits 250k (72 x (12h^2 + 13h) + v h); the multilingual tokenizer has 250,680 tokens
 (train/tr11-176B-ml/README.md), padded by Megatron to a multiple of 128 x TP: 250,880 at TP 2, 4 and 8,
 250,752 at TP 1 (commit b4aaa19 of 2022-03-01 fixed 250,880 for every TP later).
@@ -138,7 +144,12 @@ def plan_text(run):
         f"global_batch_size: {gbs}", f"micro_batch_size: {dp * mbs}", "schedule: ONE_F_ONE_B",
         "# Megatron-DeepSpeed (BigScience's fork) on DeepSpeed's pipeline engine, FP16 with FP16 gradients,",
         "# ZeRO-1 over each stage's replicas, every block recomputed (--checkpoint-activations).",
-        "framework: MEGATRON_DEEPSPEED"]) + "\n"
+        "framework: MEGATRON_DEEPSPEED",
+        "# CUDA_LAUNCH_BLOCKING=1, BigScience's workaround for NCCL hangs on 40+ nodes (docs/validation.md,",
+        "# BigScience's section, \"Session 41\").",
+        "cuda_launch_blocking: true",
+        "# ZeRO-1 registers no gradient hooks: autograd's AccumulateGrad adds each microbatch's FP16 gradients.",
+        "autograd_grad_accumulation: true"]) + "\n"
     per_stage = layers // pp
     nodes_per_stage = dp * tp // GPUS_PER_NODE
     for i in range(pp):

@@ -232,6 +232,12 @@ struct CostSwitches {
   // Plan.synchronized_tp_collectives: each TP collective through Megatron's mpu mappings between two
   // device synchronizations, 2 x the GPU type's sync round trip (GpuSpec::sync_round_trip_s) of idle GPU each.
   bool synchronized_tp_collectives = false;
+  // Plan.cuda_launch_blocking: every kernel launch waits for the kernel, so a block's pass lasts its GPU
+  // time plus its ops (block_host_ops_*) x the GPU type's host_op_us, in series.
+  bool cuda_launch_blocking = false;
+  // Plan.autograd_grad_accumulation: each microbatch's backward adds its weight gradients into the
+  // parameters' gradients in a pass of its own (autograd's AccumulateGrad), 3 x the gradient bytes.
+  bool autograd_grad_accumulation = false;
 };
 
 struct PlanSpec : CostSwitches {

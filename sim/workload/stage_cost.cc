@@ -907,7 +907,8 @@ namespace {
 // time per op (docs/cost-model.md, "Host-bound blocks"): max(GPU time, ops x host_op_s), per block (a
 // whole block, or its attention half with the layers after it up to the next block), the excess on
 // the block's last layer. A block's extra forward passes issue their ops again; a full recomputation
-// issues the forward's in the backward.
+// issues the forward's in the backward. Plan.cuda_launch_blocking: no launch returns before its kernel
+// ends, so the host never runs ahead and the two add: GPU time + ops x host_op_s ("Launch-blocking runs").
 void ApplyHostIssueFloor(const ModelCost& model, const StageConfig& c, const GpuCompute& gpu, StageCost* cost,
                          double* forward_s, double* backward_s) {
   const double per_op_s = gpu.host_op_s();
@@ -934,14 +935,24 @@ void ApplyHostIssueFloor(const ModelCost& model, const StageConfig& c, const Gpu
         c.recompute == spec::Recompute::kFull && !(c.recompute_num_layers > 0 && blocks_seen > c.recompute_num_layers);
     const double host_forward_s = c.block_host_ops_forward * ForwardPasses(layer, c) * per_op_s;
     const double host_backward_s = (c.block_host_ops_backward + (recomputed ? c.block_host_ops_forward : 0)) * per_op_s;
-    const double extra_forward_s = std::max(0.0, host_forward_s - gpu_forward_s);
-    const double extra_backward_s = std::max(0.0, host_backward_s - gpu_backward_s);
+    const double extra_forward_s =
+        c.cuda_launch_blocking ? host_forward_s : std::max(0.0, host_forward_s - gpu_forward_s);
+    const double extra_backward_s =
+        c.cuda_launch_blocking ? host_backward_s : std::max(0.0, host_backward_s - gpu_backward_s);
     cost->layer_forward_s[end - 1] += extra_forward_s;
     cost->layer_backward_s[end - 1] += extra_backward_s;
     *forward_s += extra_forward_s;
     *backward_s += extra_backward_s;
     i = end;
   }
+}
+
+// Plan.autograd_grad_accumulation: autograd's AccumulateGrad adds a microbatch's weight gradients into the
+// parameters' gradients, `variable_grad += new_grad`: the accumulator read and written and the new gradient
+// read, all in the gradient's type, over `params` parameters of this GPU at the HBM rate.
+double AutogradAccumulationSeconds(double params, spec::DType dtype, const StageConfig& c, const GpuCompute& gpu) {
+  if (!c.autograd_grad_accumulation || !(params > 0)) return 0;
+  return gpu.MemorySeconds(3 * params * GradientBytes(dtype, c.grad_reduce_in_fp32));
 }
 
 // Plan.synchronized_tp_collectives: the AMP artifact's Megatron-LM v1.1.5 times every TP collective of
@@ -1014,6 +1025,12 @@ absl::StatusOr<StageCost> ComputeStageCost(const ModelCost& model, const StageCo
     layer_config.recompute =
         c.recompute_num_layers > 0 && blocks_seen > c.recompute_num_layers ? spec::Recompute::kNone : c.recompute;
     LayerTimes t = TimeLayer(layer, layer_config, s, gpu);
+    // Parameters on this GPU: split over TP (vocabulary-parallel embedding and head, column/row-parallel
+    // GEMMs) but for the duplicated ones (MLA's down projections, the router); experts over ETP x EP.
+    const double layer_expert_params =
+        static_cast<double>(layer.expert_param_count) / (c.ExpertTensorParallel() * s.ep);
+    const double layer_dense_params = DenseParamsPerGpu(layer, s.tp);
+    t.backward_s += AutogradAccumulationSeconds(layer_dense_params + layer_expert_params, model.dtype(), c, gpu);
     const SequenceCopies copies =
         DTensorSequenceCopies(layer, c, layer_config.recompute, s, Fp8GathersOf(model.dtype(), c));
     t.forward_s += gpu.MemorySeconds(copies.forward_bytes, copies.forward_kernels);
@@ -1033,10 +1050,8 @@ absl::StatusOr<StageCost> ComputeStageCost(const ModelCost& model, const StageCo
     if (c.context_parallel > 1 && layer.kv_bytes_per_sample > 0) {
       cost.cp_attention.push_back(CpAttentionOf(layer, i, t, layer_config, s, gpu));
     }
-    // Parameters on this GPU: split over TP (vocabulary-parallel embedding and head, column/row-parallel
-    // GEMMs) but for the duplicated ones (MLA's down projections, the router); experts over ETP x EP.
-    expert_params += static_cast<double>(layer.expert_param_count) / (c.ExpertTensorParallel() * s.ep);
-    dense_params += DenseParamsPerGpu(layer, s.tp);
+    expert_params += layer_expert_params;
+    dense_params += layer_dense_params;
     const KeptActivation kept = ActivationOf(layer, layer_config, s);
     activation += kept.kept;
     working = std::max(working, kept.working);
@@ -1056,7 +1071,13 @@ absl::StatusOr<StageCost> ComputeStageCost(const ModelCost& model, const StageCo
 
   // A tied LM head on a stage without the embedding keeps its own copy of the vocabulary matrix.
   const LayerCost& last = model.layer(c.first_layer + c.num_layers - 1);
-  if (last.tied_with_embedding && !has_embedding) dense_params += static_cast<double>(last.tied_param_count) / s.tp;
+  if (last.tied_with_embedding && !has_embedding) {
+    dense_params += static_cast<double>(last.tied_param_count) / s.tp;
+    const double copy_s =
+        AutogradAccumulationSeconds(static_cast<double>(last.tied_param_count) / s.tp, model.dtype(), c, gpu);
+    cost.layer_backward_s.back() += copy_s;
+    backward_s += copy_s;
+  }
 
   FinishStageCost(model, c, gpu, s, forward_s, backward_s, dense_params, expert_params, &cost);
   cost.memory.activation_bytes_per_microbatch = RoundUpBytes(activation);

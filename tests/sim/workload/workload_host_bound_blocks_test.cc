@@ -2,6 +2,8 @@
 // pass lasts at least its ops x the GPU type's host_op_us (docs/cost-model.md, "Host-bound blocks"):
 // with a slow host the block takes exactly the host's time, with a fast one its GPU time; the
 // embedding and the head are not blocks; extra forward passes and a full recomputation issue again.
+// Plan.cuda_launch_blocking (docs/cost-model.md, "Launch-blocking runs"): no launch returns before its kernel
+// ends, so the same ops' host time adds to the GPU's: a block takes its GPU time plus its ops x host_op_us.
 #include <catch2/catch.hpp>
 
 #include <utility>
@@ -34,18 +36,26 @@ GpuCompute V100WithHost(double host_op_us) {
 // Megatron-LM v1.1.5's block as the MEGATRON_DEEPSPEED profile counts it (fused kernels).
 constexpr double kHostForwardOps = 38, kHostBackwardOps = 46;
 
-StageCost HostBoundCostOf(const ModelCost& model, const GpuCompute& gpu, int first, int count, bool host_bound,
-                          int passes = 1, hetsim::spec::Recompute recompute = hetsim::spec::Recompute::kNone) {
+enum class Host { kAsync, kHostBound, kLaunchBlocking };
+
+StageCost HostCostOf(const ModelCost& model, const GpuCompute& gpu, int first, int count, Host host, int passes = 1,
+                     hetsim::spec::Recompute recompute = hetsim::spec::Recompute::kNone) {
   StageConfig c = hetsim::testing::AmpStageConfig(first, count, passes);
   c.recompute = recompute;
-  if (host_bound) {
-    c.host_bound_blocks = true;
+  if (host != Host::kAsync) {
+    c.host_bound_blocks = host == Host::kHostBound;
+    c.cuda_launch_blocking = host == Host::kLaunchBlocking;
     c.block_host_ops_forward = kHostForwardOps;
     c.block_host_ops_backward = kHostBackwardOps;
   }
   auto cost = ComputeStageCost(model, c, gpu, "plan");
   REQUIRE(cost.ok());
   return *std::move(cost);
+}
+
+StageCost HostBoundCostOf(const ModelCost& model, const GpuCompute& gpu, int first, int count, bool host_bound,
+                          int passes = 1, hetsim::spec::Recompute recompute = hetsim::spec::Recompute::kNone) {
+  return HostCostOf(model, gpu, first, count, host_bound ? Host::kHostBound : Host::kAsync, passes, recompute);
 }
 
 }  // namespace
@@ -97,4 +107,44 @@ TEST_CASE("host_bound_blocks: the embedding and the head are not blocks, repeats
   // A fully recomputed block issues its forward's ops again in the backward.
   const StageCost full = HostBoundCostOf(*model, slow_host, 1, 1, true, 1, hetsim::spec::Recompute::kFull);
   CHECK(full.layer_backward_s[0] == Approx((kHostBackwardOps + kHostForwardOps) * 1e-3).epsilon(1e-12));
+}
+
+TEST_CASE("cuda_launch_blocking: a block takes its GPU time plus its ops x the host's time per op",
+          "[workload][launch_blocking]") {
+  const auto model = hetsim::testing::ModelCostOf(HostBoundGpt2(), "model.pbtxt");
+  REQUIRE(model.ok());
+  // 10 us an operator (the presets' figure): below a GPT-2 345M block's GPU time, so host_bound_blocks' floor
+  // changes nothing while launch blocking adds 38 x 10 us to each block's forward and 46 x 10 us to its backward.
+  const GpuCompute gpu = V100WithHost(10);
+  const StageCost async = HostCostOf(*model, gpu, 1, 2, Host::kAsync);
+  const StageCost floor = HostCostOf(*model, gpu, 1, 2, Host::kHostBound);
+  const StageCost blocking = HostCostOf(*model, gpu, 1, 2, Host::kLaunchBlocking);
+  REQUIRE(async.layer_forward_s.size() == 2);
+  CHECK(floor.forward_time == async.forward_time);
+  for (size_t i = 0; i < 2; ++i) {
+    CHECK(async.layer_forward_s[i] > kHostForwardOps * 10e-6);
+    CHECK(blocking.layer_forward_s[i] == Approx(async.layer_forward_s[i] + kHostForwardOps * 10e-6).epsilon(1e-12));
+    CHECK(blocking.layer_backward_s[i] ==
+          Approx(async.layer_backward_s[i] + kHostBackwardOps * 10e-6).epsilon(1e-12));
+  }
+  CHECK(blocking.forward_time - async.forward_time == hetsim::SecondsToTime(2 * kHostForwardOps * 10e-6));
+  CHECK(blocking.forward_flop_per_gpu == async.forward_flop_per_gpu);
+  CHECK(blocking.forward_collectives.size() == async.forward_collectives.size());
+}
+
+TEST_CASE("cuda_launch_blocking: the embedding and the head are not counted, a recomputed block issues again",
+          "[workload][launch_blocking]") {
+  const auto model = hetsim::testing::ModelCostOf(HostBoundGpt2(), "model.pbtxt");
+  REQUIRE(model.ok());
+  const GpuCompute gpu = V100WithHost(10);
+  for (const int first : {0, 3}) {
+    CHECK(HostCostOf(*model, gpu, first, 1, Host::kLaunchBlocking).forward_time ==
+          HostCostOf(*model, gpu, first, 1, Host::kAsync).forward_time);
+  }
+  // Full recomputation: the backward issues the forward's 38 ops again beside its own 46.
+  const auto full = hetsim::spec::Recompute::kFull;
+  const StageCost blocking = HostCostOf(*model, gpu, 1, 1, Host::kLaunchBlocking, 1, full);
+  const StageCost async = HostCostOf(*model, gpu, 1, 1, Host::kAsync, 1, full);
+  CHECK(blocking.layer_backward_s[0] ==
+        Approx(async.layer_backward_s[0] + (kHostForwardOps + kHostBackwardOps) * 10e-6).epsilon(1e-12));
 }
