@@ -22,6 +22,9 @@
 namespace hetsim::proto {
 namespace {
 
+// The slowest unfused softmax pass a GPU is taken to run, as a share of the memory-bound rate.
+constexpr double kMinUnfusedSoftmaxSpeed = 1e-3;
+
 using namespace hetsim::v1;  // NOLINT: the schema's message names read best unqualified here
 
 // name -> index; reports empty and duplicate names under "<list>[i].name".
@@ -115,6 +118,13 @@ void CheckGpuType(Problems& p, const GpuType& gpu, const std::string& at) {
   CheckRange(p, at + "efficiency.iteration_overhead_ms", e.iteration_overhead_ms(), 0, 1e9);
   CheckRange(p, at + "efficiency.mma_sync_speed", e.mma_sync_speed(), 0, 1);
   CheckRange(p, at + "efficiency.unfused_softmax_speed", e.unfused_softmax_speed(), 0, 1);
+  // 0 means unset (1); a speed near 0 divides the memory-bound time into inf or past int64 picoseconds
+  // (1e-320 priced passes of -9e9 ms, exit 0): a pass 1,000 times slower than HBM's rate is no GPU's.
+  const double softmax_speed = e.unfused_softmax_speed();
+  if (softmax_speed > 0 && softmax_speed < kMinUnfusedSoftmaxSpeed) {
+    p.Add(at + "efficiency.unfused_softmax_speed", "%g is below %g (0 = unset: the memory-bound rate)", softmax_speed,
+          kMinUnfusedSoftmaxSpeed);
+  }
 }
 
 // Islands must form one connected graph through inter_island_links and shared networks, or some
