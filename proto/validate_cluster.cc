@@ -129,7 +129,6 @@ void CheckGpuType(Problems& p, const GpuType& gpu, const std::string& at) {
   CheckRange(p, at + "efficiency.mma_sync_speed", e.mma_sync_speed(), 0, 1);
   CheckMemoryShare(p, at + "efficiency.unfused_softmax_speed", e.unfused_softmax_speed());
 }
-}
 
 // Islands must form one connected graph through inter_island_links and shared networks, or some
 // stages could never talk.
