@@ -44,7 +44,7 @@ struct PlanRequest : spec::CostSwitches {
   // of two up to max_context_parallel that the model's sequence allows (seq_length % (2 CP) == 0).
   int context_parallel = 1;
   int max_context_parallel = 16;
-  int threads = 0;                              // 0 = hardware concurrency
+  int threads = 0;  // 0 = hardware concurrency
   // `plan --max-wall-seconds`: the search stops with a run limit (exit 2) once it has run this long,
   // checked between the searches of each micro-batch size, CP degree and expert layout. 0 = the
   // calling thread's limit (a re-plan inside `run` keeps run's), none outside every scope.
