@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -14,6 +15,7 @@
 #include "base/status_macros.h"
 #include "base/threads.h"
 #include "base/units.h"
+#include "base/wall_limit.h"
 #include "planner/candidates_internal.h"
 #include "planner/expert_layouts_internal.h"
 #include "planner/mixed_replicas.h"
@@ -52,6 +54,8 @@ absl::string_view PlannerName(PlannerKind kind) {
 }
 
 namespace {
+
+constexpr absl::string_view kSearching = "searching plans";
 
 std::optional<PipelineCandidate> PlanWithDp(const PlannerContext& ctx, bool alpa) {
   Profiler& prof = *ctx.profiler;
@@ -235,6 +239,7 @@ absl::StatusOr<BestCandidate> SearchPairs(const PlanRequest& request, const work
   }
   BestCandidate best;
   for (const auto& [cp, mbs] : Pairs(cp_degrees, sizes)) {
+    HETSIM_RETURN_IF_ERROR(CurrentWallLimit().Check(kSearching));
     Profiler profiler(cost, cluster, mbs, profiler_options, cp);
     PlannerContext ctx{&profiler,
                        spec::MicrobatchCount(request.global_batch_size, mbs),
@@ -340,6 +345,7 @@ BestCandidate SearchMixed(const PlanRequest& request, const workload::ModelCost&
                         std::find(cp_degrees.begin(), cp_degrees.end(), 1) != cp_degrees.end();
   if (!searched) return best;
   for (uint64_t mbs : sizes) {
+    if (WallLimitPassedNow()) break;  // MakePlan reports it
     Profiler profiler(cost, cluster, mbs, FrameworkOptionsOf(FrameworkSettings(request)), 1);
     const PlannerContext ctx{
         &profiler, spec::MicrobatchCount(request.global_batch_size, mbs), request.layers, 1, request.epsilon, 0, true,
@@ -437,6 +443,7 @@ std::optional<PipelinesCandidate> SearchPipelinesAt(const PlanRequest& request, 
   std::vector<PipelinesCandidate> by_size;
   std::optional<PipelinesContext> any;
   for (uint64_t mbs : sizes) {
+    if (WallLimitPassedNow()) return std::nullopt;  // MakePlan reports it
     const PipelinesContext ctx{.model = &cost,
                                .cluster = &request.cluster,
                                .cluster_model = &cluster,
@@ -488,7 +495,8 @@ std::optional<PipelinesCandidate> SearchPipelines(const PlanRequest& request, co
     at->gpus_per_node = std::max(at->gpus_per_node, static_cast<int>(is.node.gpus_per_node));
   }
   TypePlans type_plans;
-  return SearchExpertLayouts(cost, types, [&](const TypeExpertLayouts& layouts) {
+  return SearchExpertLayouts(cost, types, [&](const TypeExpertLayouts& layouts) -> std::optional<PipelinesCandidate> {
+    if (WallLimitPassedNow()) return std::nullopt;  // MakePlan reports it
     return SearchPipelinesAt(request, cost, cluster, cp_degrees, sizes, profiles, to_beat, layouts, type_plans, out);
   });
 }
@@ -612,6 +620,10 @@ spec::PlanSpec StagesOfPipelines(const spec::PlanSpec& plan) {
 
 absl::StatusOr<PlanOutcome> MakePlan(const PlanRequest& request) {
   const auto start = std::chrono::steady_clock::now();
+  HETSIM_RETURN_IF_ERROR(ValidateMaxWallSeconds(request.max_wall_seconds, "--max-wall-seconds"));
+  const WallLimit own_limit(request.max_wall_seconds, start);
+  std::optional<WallLimitScope> wall_scope;  // none: the caller's limit holds (run's re-plan)
+  if (own_limit.limited()) wall_scope.emplace(own_limit);
   if (request.global_batch_size == 0) return absl::InvalidArgumentError("--global-batch: must be > 0");
   if (request.threads < 0 || request.threads > kMaxWorkerThreads) {
     return absl::InvalidArgumentError(
@@ -633,12 +645,14 @@ absl::StatusOr<PlanOutcome> MakePlan(const PlanRequest& request) {
   HETSIM_ASSIGN_OR_RETURN(const BestCandidate one_island,
                           SearchPairs(request, cost, *cluster, cp_degrees, sizes, zero_free_out, out));
   const BestCandidate mixed = SearchMixed(request, cost, *cluster, cp_degrees, sizes);
+  HETSIM_RETURN_IF_ERROR(CurrentWallLimit().Check(kSearching));
   const bool mixed_chosen =
       mixed.candidate && (!one_island.prediction || mixed.prediction->iteration < one_island.prediction->iteration);
   const BestCandidate& best = mixed_chosen ? mixed : one_island;
   const std::optional<PipelinesCandidate> pipes =
       SearchPipelines(request, cost, *cluster, cp_degrees, sizes, zero_free,
                       best.prediction ? best.prediction->iteration : Time(), out);
+  HETSIM_RETURN_IF_ERROR(CurrentWallLimit().Check(kSearching));
   const bool pipelines_chosen = pipes && (!best.prediction || pipes->iteration < best.prediction->iteration);
   if (!best.candidate && !pipelines_chosen) {
     return Infeasible(cost, *cluster, request.planner, request.grad_reduce_in_fp32);

@@ -44,7 +44,11 @@ struct PlanRequest : spec::CostSwitches {
   // of two up to max_context_parallel that the model's sequence allows (seq_length % (2 CP) == 0).
   int context_parallel = 1;
   int max_context_parallel = 16;
-  int threads = 0;                              // 0 = hardware concurrency
+  int threads = 0;  // 0 = hardware concurrency
+  // `plan --max-wall-seconds`: the search stops with a run limit (exit 2) once it has run this long,
+  // checked between the searches of each micro-batch size, CP degree and expert layout. 0 = the
+  // calling thread's limit (a re-plan inside `run` keeps run's), none outside every scope.
+  double max_wall_seconds = 0;
   double epsilon = spec::kDefaultH1f1bEpsilon;  // H-1F1B Eq. 2
   double t_max_relative_gap = 0;                // see SearchOptions
   bool bidirectional_pruning = true;

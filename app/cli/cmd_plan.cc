@@ -25,7 +25,7 @@ const CommandInfo kPlanInfo = {
     "hetsim plan --model M --cluster C [--planner hapt|tangram|megatron|alpa] [--layers N] [--global-batch B] "
     "[--micro-batch b] [--context-parallel N] [--cp-comm-type p2p|all_gather|a2a] [--grad-reduce-in-fp32] "
     "[--alternative K] "
-    "[--prediction hetsim|naive] "
+    "[--prediction hetsim|naive] [--max-wall-seconds S] "
     "[--out PLAN]",
     "Finds a parallel plan (stages, layers, meshes, TP/DP/ZeRO/recompute, schedule and warm-up counts)\n"
     "for the model on the cluster with the chosen planner, prints it with its predicted iteration time\n"
@@ -41,7 +41,9 @@ const CommandInfo kPlanInfo = {
     "of a 16-bit model instead of 16)\n"
     "and writes the field. --alternative K writes the search's K-th best plan instead (1 = the best).\n"
     "--prediction stores a prediction in the plan (Plan.prediction) for `hetsim validate`: hetsim's own\n"
-    "cost model, or the naive one (FLOPs over peak, free communication). Exit code 2 when nothing fits."};
+    "cost model, or the naive one (FLOPs over peak, free communication). Exit code 2 when nothing fits.\n"
+    "--max-wall-seconds S stops the search and exits 2 once it has run S seconds (checked between the\n"
+    "searches of each micro-batch size, CP degree and expert layout; 0 = no limit); nothing is written."};
 
 int Plan(const Args& args) {
   po::options_description options("options");
@@ -49,7 +51,7 @@ int Plan(const Args& args) {
   std::string prediction, cp_comm_type = "p2p";
   int layers = 0, threads = 0, alternative = 1, context_parallel = 1;
   uint64_t global_batch = 128, micro_batch = 0, max_micro_batch = 16;
-  double epsilon = proto::kDefaultH1f1bEpsilon, gap = 0;
+  double epsilon = proto::kDefaultH1f1bEpsilon, gap = 0, max_wall_seconds = 0;
   bool no_pruning = false, fp32_gradients = false, no_mixed = false, no_pipelines = false;
   options.add_options()("model,m", po::value(&model_path)->required()->value_name("M"), "model file")(
       "cluster,c", po::value(&cluster_path)->required()->value_name("C"), "cluster file")(
@@ -73,6 +75,7 @@ int Plan(const Args& args) {
       "name", po::value(&name)->value_name("NAME"), "plan name")(
       "alternative", po::value(&alternative)->value_name("K"), "write the K-th best plan (default 1)")(
       "prediction", po::value(&prediction)->value_name("hetsim|naive"), "store a prediction in the plan")(
+      "max-wall-seconds", po::value(&max_wall_seconds)->value_name("S"), "stop and exit 2 after S seconds")(
       "out,o", po::value(&out)->value_name("PLAN"), "write the plan here");
   po::positional_options_description positional;
   po::variables_map vm;
@@ -96,6 +99,7 @@ int Plan(const Args& args) {
   req.search_mixed_replicas = !no_mixed;
   req.search_pipelines = !no_pipelines;
   req.name = name;
+  req.max_wall_seconds = max_wall_seconds;
   if (absl::Status s = planning::CheckPlanCommand(command); !s.ok()) return UsageError(kPlanInfo, s.message());
 
   absl::StatusOr<hetsim::v1::Model> model = proto::LoadModel(proto::Source::File(model_path));

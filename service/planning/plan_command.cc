@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
+#include "base/wall_limit.h"
 #include "proto/io.h"
 #include "proto/limits.h"
 #include "service/evaluation/plan_prediction.h"
@@ -51,6 +52,9 @@ absl::StatusOr<planner::PlanRequest> CheckedRequest(const PlanCommand& command) 
   if (req.context_parallel < 0) return UsageError("--context-parallel: must be >= 0");
   if (command.alternative < 1) return UsageError("--alternative: must be >= 1");
   if (!proto::IsValidUtf8(req.name)) return UsageError("--name: not valid UTF-8");
+  if (absl::Status s = ValidateMaxWallSeconds(req.max_wall_seconds, "--max-wall-seconds"); !s.ok()) {
+    return UsageError(s.message());
+  }
   absl::StatusOr<spec::ContextParallelComm> cp_comm = planner::ParseCpCommType(command.cp_comm_type);
   if (!cp_comm.ok()) return UsageError(cp_comm.status().message());
   req.cp_comm = *cp_comm;
