@@ -302,7 +302,7 @@ struct RangeCollective {
 std::optional<NcclPrice> PriceOf(const RangeRing& ring, const std::vector<RangeCollective>& collectives,
                                  RangeNccl& nccl) {
   NcclPrice sum;
-  sum.nic_load = 0;  // the largest of the collectives'
+  sum.nic_load = 0;                     // the largest of the collectives'
   double crossing = 0, ring_bytes = 0;  // the collectives' crossing ratios by their ring bytes (steps x bytes)
   for (const RangeCollective& c : collectives) {
     const std::optional<NcclPrice> one = nccl.Of(ring.shard_gpus, c.op, c.bytes);

@@ -176,11 +176,10 @@ absl::StatusOr<std::vector<SearchedStage>> StagesOfPlan(Profiler& profiler, cons
   GroupProfilers group_profilers(profiler);
   for (int i = 0; i < static_cast<int>(plan.stages.size()); ++i) {
     const spec::StageSpec& st = plan.stages[i];
-    const OwnGathers gathers{
-        .on = own_gathers && st.zero_stage >= 3,
-        .prefetch = plan.zero3_prefetch,
-        .lock_step = plan.zero3_lock_step,
-        .nccl = &group_profilers.Nccl()};
+    const OwnGathers gathers{.on = own_gathers && st.zero_stage >= 3,
+                             .prefetch = plan.zero3_prefetch,
+                             .lock_step = plan.zero3_lock_step,
+                             .nccl = &group_profilers.Nccl()};
     if (st.mixed()) {
       HETSIM_ASSIGN_OR_RETURN(SearchedStage mixed, PriceMixedStageOfPlan(group_profilers, st, chunks[i], gathers, i));
       stages.push_back(std::move(mixed));

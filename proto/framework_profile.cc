@@ -112,7 +112,8 @@ void CheckFrameworkOff(Problems& p, const hetsim::v1::Plan& plan) {
     }
     for (const auto& [field, set] : {std::pair{"host_bound_blocks", plan.host_bound_blocks()},
                                      std::pair{"cuda_launch_blocking", plan.cuda_launch_blocking()}}) {
-      if (set) p.Add(field, "needs a framework whose profile counts a block's operators (%s)", absl::StrJoin(counted, ", "));
+      if (set)
+        p.Add(field, "needs a framework whose profile counts a block's operators (%s)", absl::StrJoin(counted, ", "));
     }
   }
   absl::flat_hash_set<std::string> seen;

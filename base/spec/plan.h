@@ -258,7 +258,7 @@ struct PlanSpec : CostSwitches {
   uint64_t grad_bucket_bytes = 0;     // 0: one bucket per stage
   bool blocking_p2p = false;
   bool zero3_prefetch = false;
-  bool zero3_lock_step = false;  // Plan.zero3_lock_step: each layer's gather when every replica reaches it
+  bool zero3_lock_step = false;           // Plan.zero3_lock_step: each layer's gather when every replica reaches it
   bool moe_a2a_overlap = false;           // combined 1F1B: paired forwards and backwards hide each other's MoE dispatch
   bool tied_embedding_grad_sync = false;  // first and last stage all-reduce the tied embedding's gradients
   // Plan.nccl_sm_contention: compute beside an NCCL collective of its GPUs runs on the SMs the

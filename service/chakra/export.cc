@@ -559,8 +559,8 @@ std::vector<RangePart> PartsOf(const LayerRanges& ranges, size_t r) {
   std::vector<RangePart> parts;
   parts.push_back({range.groups, ranges.comm_groups[r], executor::RangeBuckets(range), range.param_bytes, ""});
   if (std::vector<int64_t> experts = executor::ExpertBuckets(range); !experts.empty()) {
-    parts.push_back(
-        {range.expert_groups, ranges.expert_comm_groups[r], std::move(experts), range.expert_param_bytes, " (experts)"});
+    parts.push_back({range.expert_groups, ranges.expert_comm_groups[r], std::move(experts), range.expert_param_bytes,
+                     " (experts)"});
   }
   return parts;
 }

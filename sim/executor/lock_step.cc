@@ -16,7 +16,8 @@ Time GroupsLockStep(const VirtualStageCost& vs, bool backward, bool prefetch) {
   for (const VirtualStageCost& g : vs.replica_groups) {
     const Time pass = backward ? g.backward_time() : g.forward_time();
     const Time exposed = backward ? g.backward_gather_exposed_time : g.forward_gather_exposed_time;
-    layers.push_back(workload::CutByWeights(pass - exposed, backward ? g.cost.layer_backward_s : g.cost.layer_forward_s, n));
+    layers.push_back(
+        workload::CutByWeights(pass - exposed, backward ? g.cost.layer_backward_s : g.cost.layer_forward_s, n));
     if (backward) std::reverse(layers.back().begin(), layers.back().end());
   }
   std::vector<Time> gathers = vs.replica_groups.front().layer_gather_time;
@@ -27,8 +28,8 @@ Time GroupsLockStep(const VirtualStageCost& vs, bool backward, bool prefetch) {
 }  // namespace
 
 void LockStepReplicaGroups(VirtualStageCost& vs, bool prefetch) {
-  if (vs.replica_groups.size() < 2 || vs.replica_groups.front().layer_gather_time.size() !=
-                                          static_cast<size_t>(vs.num_layers)) {
+  if (vs.replica_groups.size() < 2 ||
+      vs.replica_groups.front().layer_gather_time.size() != static_cast<size_t>(vs.num_layers)) {
     return;
   }
   const Time forward = vs.forward_time() - vs.forward_wait_time;

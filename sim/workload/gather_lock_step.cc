@@ -46,8 +46,8 @@ std::vector<Time> CutByWeights(Time total, const std::vector<double>& weights, s
   Time done = 0;
   for (size_t i = 0; i < n; ++i) {
     cumulative += w[i];
-    const Time upto = PicosecondsToTime(
-        static_cast<int64_t>(std::llround(TimeToPicosecondsDouble(total) * cumulative / sum)));
+    const Time upto =
+        PicosecondsToTime(static_cast<int64_t>(std::llround(TimeToPicosecondsDouble(total) * cumulative / sum)));
     out.push_back(upto - done);
     done = upto;
   }

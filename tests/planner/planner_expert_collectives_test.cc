@@ -170,7 +170,8 @@ TEST_CASE("planner: an all-to-all across nodes fills the NIC at what its link ca
   // socket streams of 10 Gb/s do not bind). TP 2, EP 8 x ETP 2: each EP group holds 4 GPUs in each node, and
   // both groups of a node dispatch at once (session 41), so every GPU of the node sends 4 of its 8 peers'
   // S / 8 through the NIC: S / 2 at an eighth of what the NIC carries, beside 3 / 8 of S over NVLink.
-  absl::StatusOr<hetsim::v1::Cluster> c = hetsim::proto::LoadCluster(HETSIM_SOURCE_DIR "/examples/cluster-mixed-cloud.pbtxt");
+  absl::StatusOr<hetsim::v1::Cluster> c =
+      hetsim::proto::LoadCluster(HETSIM_SOURCE_DIR "/examples/cluster-mixed-cloud.pbtxt");
   REQUIRE(c.ok());
   auto cm = hetsim::testing::ClusterModelOf(*c, hetsim::spec::DType::kFp16);
   INFO(cm.status().message());

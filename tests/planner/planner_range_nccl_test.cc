@@ -310,8 +310,8 @@ TEST_CASE("range rings: small buckets of ranges at once share the NIC in LL's wi
     const double alone = ring.HalfSeconds(static_cast<double>(bucket));
     // The fastest alone is LL.
     const Ring::Hop ll = ring.HopOf(0, collectives::NcclProtocol::kLL);
-    const double ll_alone =
-        TimeToSeconds(collectives::LaunchLatency(cluster->topology(), ring.gpus)) + ll.latency_s + half / ll.bytes_per_s;
+    const double ll_alone = TimeToSeconds(collectives::LaunchLatency(cluster->topology(), ring.gpus)) + ll.latency_s +
+                            half / ll.bytes_per_s;
     REQUIRE(alone == Approx(ll_alone).epsilon(1e-9));
     CHECK(ll.bytes_per_s == Approx(nic / 4).epsilon(1e-12));
     INFO("range " << k);
@@ -333,8 +333,8 @@ struct ExpertsOnTwoNodes {
   explicit ExpertsOnTwoNodes(int nics_per_node)
       : model(workload::ModelCost::Create(proto::ResolveModel(
             *proto::LoadAs<v1::Model>(HETSIM_SOURCE_DIR "/tests/planner_data/moe-hapt-case.pbtxt"), "gpt"))) {
-    absl::StatusOr<v1::Cluster> c = proto::LoadCluster(
-        proto::Source::File(HETSIM_SOURCE_DIR "/tests/planner_data/cluster-a100-rtx4090.pbtxt"));
+    absl::StatusOr<v1::Cluster> c =
+        proto::LoadCluster(proto::Source::File(HETSIM_SOURCE_DIR "/tests/planner_data/cluster-a100-rtx4090.pbtxt"));
     REQUIRE(c.ok());
     v1::Island& a100 = *c->mutable_islands(0);
     a100.set_node_count(2);

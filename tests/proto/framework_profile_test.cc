@@ -171,9 +171,10 @@ hetsim::proto::PlanInputs TiedPipelinesInputs(int cut_stages) {
   return in;
 }
 
-TEST_CASE("framework: FSDP2, DeepSpeed and Megatron-FSDP gather ZeRO-3's layers in lock-step, not in a plan of "
-          "pipelines",
-          "[framework][zero]") {
+TEST_CASE(
+    "framework: FSDP2, DeepSpeed and Megatron-FSDP gather ZeRO-3's layers in lock-step, not in a plan of "
+    "pipelines",
+    "[framework][zero]") {
   for (const v1::Framework f : {v1::FSDP2_TORCHTITAN, v1::MEGATRON_DEEPSPEED, v1::MEGATRON_CORE}) {
     INFO(v1::Framework_Name(f));
     hetsim::proto::PlanInputs in = ProfileInputs(f, v1::FP16, 1);

@@ -55,7 +55,8 @@ TEST_CASE("MoE all-to-all: the expert-parallel groups of two nodes run at once t
           "[executor][experts]") {
   // Two nodes of 8 A100s, one 200 Gb/s NIC each (ideal: line rates).
   const v1::Cluster cluster = testing::TwoIslandCluster(2, 8, 10, 1000);
-  const auto setup = testing::MakeSetup(testing::MakeInputs(cluster, SpreadExpertsPlan(2)), network::NetworkMode::kMaxMinFair);
+  const auto setup =
+      testing::MakeSetup(testing::MakeInputs(cluster, SpreadExpertsPlan(2)), network::NetworkMode::kMaxMinFair);
   const StageLayout& l = setup->stages[0].layout;
   const std::vector<std::vector<GpuId>> groups = GroupsOf(l, workload::CollectiveGroup::kExpert);
   REQUIRE(groups == GpuGroups({{0, 2, 4, 6, 8, 10, 12, 14}, {1, 3, 5, 7, 9, 11, 13, 15}}));
@@ -103,7 +104,8 @@ TEST_CASE("MoE all-to-all: copies of the experts on other nodes run apart, each 
   // Four nodes: two copies of the experts, each over its own pair of nodes; the groups of a pair run at
   // once, the pairs apart (they share no node), and both pairs' NICs carry the same bytes.
   const v1::Cluster cluster = testing::TwoIslandCluster(4, 8, 10, 1000);
-  const auto setup = testing::MakeSetup(testing::MakeInputs(cluster, SpreadExpertsPlan(4)), network::NetworkMode::kMaxMinFair);
+  const auto setup =
+      testing::MakeSetup(testing::MakeInputs(cluster, SpreadExpertsPlan(4)), network::NetworkMode::kMaxMinFair);
   const std::vector<std::vector<GpuId>> groups = GroupsOf(setup->stages[0].layout, workload::CollectiveGroup::kExpert);
   REQUIRE(groups.size() == 4);
   const int64_t S = 8 << 20;

@@ -124,8 +124,7 @@ TEST_CASE("cuda_launch_blocking: a block takes its GPU time plus its ops x the h
   for (size_t i = 0; i < 2; ++i) {
     CHECK(async.layer_forward_s[i] > kHostForwardOps * 10e-6);
     CHECK(blocking.layer_forward_s[i] == Approx(async.layer_forward_s[i] + kHostForwardOps * 10e-6).epsilon(1e-12));
-    CHECK(blocking.layer_backward_s[i] ==
-          Approx(async.layer_backward_s[i] + kHostBackwardOps * 10e-6).epsilon(1e-12));
+    CHECK(blocking.layer_backward_s[i] == Approx(async.layer_backward_s[i] + kHostBackwardOps * 10e-6).epsilon(1e-12));
   }
   CHECK(blocking.forward_time - async.forward_time == hetsim::SecondsToTime(2 * kHostForwardOps * 10e-6));
   CHECK(blocking.forward_flop_per_gpu == async.forward_flop_per_gpu);
