@@ -11,6 +11,7 @@ namespace hetsim::proto::limits {
 inline constexpr double kMaxTflops = 1e6;  // per GPU and dtype
 inline constexpr double kMaxHbmGib = 1e6;
 inline constexpr double kMaxHbmGbytesPerS = 1e7;
+inline constexpr double kMinHbmGbytesPerS = 1;     // 1 GB/s: slower memory overflows int64 ps (1e-320: exit 134)
 inline constexpr double kMinBandwidthGbps = 0.01;  // 10 Mb/s: slower links overflow int64 ps
 inline constexpr double kMaxBandwidthGbps = 1e7;
 inline constexpr int64_t kMaxLatencyNs = 1'000'000'000'000;  // 1000 s

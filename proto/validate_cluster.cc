@@ -110,6 +110,10 @@ void CheckGpuType(Problems& p, const GpuType& gpu, const std::string& at) {
   CheckRange(p, at + "sustained_clock_fraction", gpu.sustained_clock_fraction(), 0, 1);
   CheckPositive(p, at + "hbm_gib", gpu.hbm_gib(), limits::kMaxHbmGib);
   CheckPositive(p, at + "hbm_bandwidth_gbytes_per_s", gpu.hbm_bandwidth_gbytes_per_s(), limits::kMaxHbmGbytesPerS);
+  if (gpu.hbm_bandwidth_gbytes_per_s() > 0 && gpu.hbm_bandwidth_gbytes_per_s() < limits::kMinHbmGbytesPerS) {
+    p.Add(at + "hbm_bandwidth_gbytes_per_s", "%g GB/s is below %g GB/s, no GPU's memory",
+          gpu.hbm_bandwidth_gbytes_per_s(), limits::kMinHbmGbytesPerS);
+  }
   const double max_eff = gpu.efficiency().max_efficiency();
   if (max_eff == 0) {
     p.Add(at + "efficiency.max_efficiency", "required (in (0, 1]; or set a preset)");
