@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <deque>
 
+#include <boost/pending/disjoint_sets.hpp>
+
 #include "base/wall_limit.h"
 #include "sim/collectives/algorithms.h"
 #include "sim/collectives/execution.h"
@@ -187,19 +189,15 @@ absl::StatusOr<GroupsTiming> CollectiveTimer::EachGroup(CollectiveOp op, const s
 absl::StatusOr<GroupsTiming> CollectiveTimer::EachNodeSharingSet(CollectiveOp op,
                                                                  const std::vector<std::vector<GpuId>>& groups,
                                                                  int64_t bytes) {
-  // Union-find over the groups that move bytes, joined through the nodes (their first switch) they share.
-  std::vector<size_t> root(groups.size());
-  for (size_t i = 0; i < groups.size(); ++i) root[i] = i;
-  const auto find = [&](size_t i) {
-    while (root[i] != i) i = root[i] = root[root[i]];
-    return i;
-  };
+  // Disjoint sets of the groups that move bytes, joined through the nodes (their first switch) they share.
+  boost::disjoint_sets_with_storage<> joined(groups.size());
+  for (size_t i = 0; i < groups.size(); ++i) joined.make_set(i);
   absl::flat_hash_map<DeviceId, size_t> first_on_node;
   for (size_t i = 0; i < groups.size(); ++i) {
     if (groups[i].size() <= 1) continue;
     for (const GpuId gpu : groups[i]) {
       const auto [it, fresh] = first_on_node.emplace(topology_.node_switch(gpu), i);
-      if (!fresh) root[find(i)] = find(it->second);
+      if (!fresh) joined.union_set(i, it->second);
     }
   }
   // The sets in the order of their first group (deterministic), each its groups in the list's order.
@@ -207,7 +205,7 @@ absl::StatusOr<GroupsTiming> CollectiveTimer::EachNodeSharingSet(CollectiveOp op
   absl::flat_hash_map<size_t, size_t> set_of_root;
   for (size_t i = 0; i < groups.size(); ++i) {
     if (groups[i].size() <= 1) continue;
-    const auto [it, fresh] = set_of_root.emplace(find(i), sets.size());
+    const auto [it, fresh] = set_of_root.emplace(joined.find_set(i), sets.size());
     if (fresh) sets.emplace_back();
     sets[it->second].push_back(groups[i]);
   }
