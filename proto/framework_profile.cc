@@ -86,9 +86,18 @@ void ApplyFrameworkProfile(hetsim::v1::Plan* plan, const hetsim::v1::Model& mode
 }
 
 std::string DescribeFramework(const hetsim::v1::Plan& plan) {
-  if (plan.framework() == hetsim::v1::FRAMEWORK_UNSPECIFIED) return "";
-  const spec::FrameworkProfile& profile = spec::ProfileOf(FrameworkOf(plan.framework()));
   const google::protobuf::Reflection& reflection = *plan.GetReflection();
+  if (plan.framework() == hetsim::v1::FRAMEWORK_UNSPECIFIED) {
+    // No profile: the behaviours the plan sets itself (zero3_lock_step, overlap_grad_reduce ...) still change
+    // the run, so check's summary names them.
+    std::vector<std::string> on;
+    for (const auto& b : spec::ProfileOf(spec::Framework::kMegatronCore).Behaviours()) {
+      if (reflection.GetBool(plan, &BehaviourField(b.first))) on.emplace_back(b.first);
+    }
+    if (on.empty()) return "";
+    return absl::StrFormat("  no framework; behaviours on by the plan's own fields: %s\n", absl::StrJoin(on, ", "));
+  }
+  const spec::FrameworkProfile& profile = spec::ProfileOf(FrameworkOf(plan.framework()));
   const std::string behaviours = absl::StrJoin(profile.Behaviours(), ", ", [&](std::string* out, const auto& b) {
     absl::StrAppend(out, b.first, reflection.GetBool(plan, &BehaviourField(b.first)) ? " on" : " off");
   });

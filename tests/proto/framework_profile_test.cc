@@ -84,6 +84,16 @@ TEST_CASE("framework: no framework changes nothing", "[framework]") {
   CHECK(google::protobuf::util::MessageDifferencer::Equals(Applied(in), in.plan));
 }
 
+TEST_CASE("framework: check's summary names the behaviours a plan without a framework sets itself", "[framework]") {
+  v1::Plan plan;
+  CHECK(hetsim::proto::DescribeFramework(plan).empty());
+  plan.set_zero3_lock_step(true);
+  plan.set_overlap_grad_reduce(true);
+  // In the profiles' order: overlap_grad_reduce is listed before zero3_lock_step.
+  CHECK(hetsim::proto::DescribeFramework(plan) ==
+        "  no framework; behaviours on by the plan's own fields: overlap_grad_reduce, zero3_lock_step\n");
+}
+
 TEST_CASE("framework: Megatron-LM 2021's profile blocks pipeline sends and reduces BF16 gradients in FP32",
           "[framework]") {
   const v1::Plan p = Applied(ProfileInputs(v1::MEGATRON_LM_2021, v1::BF16));
