@@ -124,7 +124,7 @@ def plan_text(run):
         "schedule: ONE_F_ONE_B",
         "# Megatron-DeepSpeed with DeepSpeed's pipeline engine (the fork's deepspeed/pipe_engine.py; its",
         "# profile's p2p_rendezvous: DeepSpeed's TrainSchedule sends and receives blocking, pair by pair).",
-        "framework: MEGATRON_DEEPSPEED"] + mit.UNFUSED_SOFTMAX) + "\n"
+        "framework: MEGATRON_DEEPSPEED"] + mit.UNFUSED_SOFTMAX + mit.BOUNDARY_REBUILD) + "\n"
     for i, (first, last) in enumerate(stages):
         text += stage_text(first, last, i * dp, dp)
     return name, text
@@ -168,7 +168,16 @@ gpu_types {
   # masked_fill_, torch softmax: 6 passes forward, 7 backward, 5976 + 8163 us, 1.97 TB/s) and the attention
   # dropout (4.5 passes each way, 1620 + 1316 us, 3.29 TB/s): the region runs at 0.60 of the plain elementwise
   # kernels' rate (0.60-0.63 at micro-batch 4-8, TP 1 and 4; the A100-40's profile gives 0.71).
-  efficiency { host_op_us: 37 iteration_overhead_ms: 0.185 unfused_softmax_speed: 0.6 }
+  # host_fill_gbytes_per_s, pageable_h2d_gbytes_per_s (session 42): what the fork's boundary rebuild
+  # (boundary_host_rebuild) runs at on the Grace host. One thread (torchrun's OMP_NUM_THREADS=1) writing zeros
+  # into LPDDR5X: a single-thread memset of 64 MiB on a GH200's Grace runs at about 56 GB/s (43 GB/s from 1 GB
+  # up; github.com/ntua-el20062/grace-hopper-benchmark, a run of Fusco et al.'s GH200 benchmarks, arXiv
+  # 2408.11556, plot src/plots_host_new/memset/host/single/ddr.png); a pageable cudaMemcpy host to device of
+  # 1 GiB on a GH200 takes 10.754 ms, 99.8 GB/s (vortex-data/vortex#7815). Not Alps' own modules: an assumption.
+  efficiency {
+    host_op_us: 37 iteration_overhead_ms: 0.185 unfused_softmax_speed: 0.6 host_fill_gbytes_per_s: 56
+    pageable_h2d_gbytes_per_s: 99.8
+  }
 }
 # Four GPUs, each joined to each other by 6 NVLink 4 links (150 GB/s per direction): as NVSWITCH at the
 # 450 GB/s per direction each GPU has towards the three others (3600 Gb/s), no NVLS.
