@@ -199,8 +199,8 @@ spec::GpuSpec ResolveGpu(const hetsim::v1::GpuType& gpu) {
   g.iteration_overhead_s = MillisecondsToSeconds(e.iteration_overhead_ms());
   g.mma_sync_speed = spec::EfficiencyOrOne(e.mma_sync_speed());
   g.unfused_softmax_speed = spec::EfficiencyOrOne(e.unfused_softmax_speed());
-  g.host_fill_bytes_per_s = e.host_fill_gbytes_per_s() * 1e9;
-  g.pageable_h2d_bytes_per_s = e.pageable_h2d_gbytes_per_s() * 1e9;
+  g.host_fill_bytes_per_s = GBpsToBytesPerSecond(e.host_fill_gbytes_per_s());
+  g.pageable_h2d_bytes_per_s = GBpsToBytesPerSecond(e.pageable_h2d_gbytes_per_s());
   if (const GpuPreset* preset = FindGpuPreset(gpu.preset())) g.compute_capability = preset->compute_capability;
   return g;
 }
