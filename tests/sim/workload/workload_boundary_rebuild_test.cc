@@ -21,7 +21,7 @@ using namespace hetsim::workload;
 
 // A V100 whose host fills at 50 GB/s, copies pageable memory to the GPU at 10 GB/s and takes 20 us a round
 // trip (or, with `rates` false, prices neither rate).
-GpuCompute V100Host(bool rates) {
+GpuCompute RebuildV100(bool rates) {
   hetsim::v1::GpuType g;
   g.set_preset("V100-16GB");
   REQUIRE(hetsim::proto::ApplyGpuPreset(&g, "c", "gpu").ok());
@@ -35,19 +35,19 @@ GpuCompute V100Host(bool rates) {
   return *std::move(c);
 }
 
-StageCost CostOf(const ModelCost& model, int first, int count, bool rebuild, bool rates = true) {
+StageCost RebuildCostOf(const ModelCost& model, int first, int count, bool rebuild, bool rates = true) {
   StageConfig c = hetsim::testing::AmpStageConfig(first, count, 1);  // TP 2, micro-batch 1
   c.boundary_host_rebuild = rebuild;
-  auto cost = ComputeStageCost(model, c, V100Host(rates), "plan");
+  auto cost = ComputeStageCost(model, c, RebuildV100(rates), "plan");
   REQUIRE(cost.ok());
   return *std::move(cost);
 }
 
 // The GPT-2 shape's boundary tensor: one sample of 1024 tokens x 1024 hidden, rebuilt as FP32.
-constexpr double kBytes = 4.0 * 1024 * 1024;
-constexpr double kRoundTripS = 20e-6;
+constexpr double kRebuiltBytes = 4.0 * 1024 * 1024;
+constexpr double kRebuildRoundTripS = 20e-6;
 // 3 round trips, 2 fills at 50 GB/s, 1 copy at 10 GB/s: 60 + 167.77 + 419.43 us.
-constexpr double kRebuildS = 3 * kRoundTripS + 2 * kBytes / 50e9 + kBytes / 10e9;
+constexpr double kRebuildS = 3 * kRebuildRoundTripS + 2 * kRebuiltBytes / 50e9 + kRebuiltBytes / 10e9;
 
 }  // namespace
 
@@ -57,14 +57,15 @@ TEST_CASE("boundary_host_rebuild: a middle stage rebuilds in both passes and sen
   const auto model = hetsim::testing::ModelCostOf(hetsim::testing::AmpGpt2(2), "model.pbtxt");
   REQUIRE(model.ok());
   REQUIRE(model->layer(0).output_bytes_per_sample == 2.0 * 1024 * 1024);  // FP16: 2 bytes an element
-  const StageCost with = CostOf(*model, 1, 1, true);
-  const StageCost without = CostOf(*model, 1, 1, false);
-  CHECK(with.layer_forward_s[0] == Approx(without.layer_forward_s[0] + kRebuildS + kRoundTripS).epsilon(1e-12));
-  CHECK(with.layer_backward_s[0] == Approx(without.layer_backward_s[0] + kRebuildS + kRoundTripS).epsilon(1e-12));
+  const StageCost with = RebuildCostOf(*model, 1, 1, true);
+  const StageCost without = RebuildCostOf(*model, 1, 1, false);
+  CHECK(with.layer_forward_s[0] == Approx(without.layer_forward_s[0] + kRebuildS + kRebuildRoundTripS).epsilon(1e-12));
+  CHECK(with.layer_backward_s[0] ==
+        Approx(without.layer_backward_s[0] + kRebuildS + kRebuildRoundTripS).epsilon(1e-12));
   CHECK(hetsim::TimeToSeconds(with.forward_time - without.forward_time) ==
-        Approx(kRebuildS + kRoundTripS).epsilon(1e-9));
+        Approx(kRebuildS + kRebuildRoundTripS).epsilon(1e-9));
   CHECK(hetsim::TimeToSeconds(with.backward_time - without.backward_time) ==
-        Approx(kRebuildS + kRoundTripS).epsilon(1e-9));
+        Approx(kRebuildS + kRebuildRoundTripS).epsilon(1e-9));
   CHECK(with.forward_flop_per_gpu == without.forward_flop_per_gpu);
 }
 
@@ -74,22 +75,22 @@ TEST_CASE("boundary_host_rebuild: the first stage rebuilds only its gradient, th
   REQUIRE(model.ok());
   // First stage [0, 2): sends its output in the forward (a round trip after the block), rebuilds the
   // gradient of it before its backward (at the block, the backward's first layer).
-  const StageCost first = CostOf(*model, 0, 2, true);
-  const StageCost first_off = CostOf(*model, 0, 2, false);
+  const StageCost first = RebuildCostOf(*model, 0, 2, true);
+  const StageCost first_off = RebuildCostOf(*model, 0, 2, false);
   CHECK(first.layer_forward_s[0] == first_off.layer_forward_s[0]);
-  CHECK(first.layer_forward_s[1] == Approx(first_off.layer_forward_s[1] + kRoundTripS).epsilon(1e-12));
+  CHECK(first.layer_forward_s[1] == Approx(first_off.layer_forward_s[1] + kRebuildRoundTripS).epsilon(1e-12));
   CHECK(first.layer_backward_s[0] == first_off.layer_backward_s[0]);
   CHECK(first.layer_backward_s[1] == Approx(first_off.layer_backward_s[1] + kRebuildS).epsilon(1e-12));
   // Last stage [2, 4): rebuilds its input before the block, sends the gradient of it after its backward.
-  const StageCost last = CostOf(*model, 2, 2, true);
-  const StageCost last_off = CostOf(*model, 2, 2, false);
+  const StageCost last = RebuildCostOf(*model, 2, 2, true);
+  const StageCost last_off = RebuildCostOf(*model, 2, 2, false);
   CHECK(last.layer_forward_s[0] == Approx(last_off.layer_forward_s[0] + kRebuildS).epsilon(1e-12));
   CHECK(last.layer_forward_s[1] == last_off.layer_forward_s[1]);
-  CHECK(last.layer_backward_s[0] == Approx(last_off.layer_backward_s[0] + kRoundTripS).epsilon(1e-12));
+  CHECK(last.layer_backward_s[0] == Approx(last_off.layer_backward_s[0] + kRebuildRoundTripS).epsilon(1e-12));
   CHECK(last.layer_backward_s[1] == last_off.layer_backward_s[1]);
   // One stage holds the whole model: nothing crosses a boundary.
-  const StageCost whole = CostOf(*model, 0, 4, true);
-  const StageCost whole_off = CostOf(*model, 0, 4, false);
+  const StageCost whole = RebuildCostOf(*model, 0, 4, true);
+  const StageCost whole_off = RebuildCostOf(*model, 0, 4, false);
   CHECK(whole.forward_time == whole_off.forward_time);
   CHECK(whole.backward_time == whole_off.backward_time);
 }
@@ -97,7 +98,7 @@ TEST_CASE("boundary_host_rebuild: the first stage rebuilds only its gradient, th
 TEST_CASE("boundary_host_rebuild: a host rate left at 0 prices only the round trips", "[workload][boundary_rebuild]") {
   const auto model = hetsim::testing::ModelCostOf(hetsim::testing::AmpGpt2(2), "model.pbtxt");
   REQUIRE(model.ok());
-  const StageCost with = CostOf(*model, 1, 1, true, false);
-  const StageCost without = CostOf(*model, 1, 1, false, false);
-  CHECK(with.layer_forward_s[0] == Approx(without.layer_forward_s[0] + 4 * kRoundTripS).epsilon(1e-12));
+  const StageCost with = RebuildCostOf(*model, 1, 1, true, false);
+  const StageCost without = RebuildCostOf(*model, 1, 1, false, false);
+  CHECK(with.layer_forward_s[0] == Approx(without.layer_forward_s[0] + 4 * kRebuildRoundTripS).epsilon(1e-12));
 }
