@@ -27,10 +27,11 @@ std::string TpCommOverlapKey(const spec::TpCommOverlapSpec& te) {
 std::string GpuKey(const spec::GpuSpec& g) {
   std::string key = absl::StrCat(g.name, "|", g.preset, "|");
   for (double peak : g.peak_flop_per_s) absl::StrAppendFormat(&key, "%a ", peak);
-  absl::StrAppendFormat(&key, "%a %a %a %a %a %d %a %a %a %a %a %a %a %a", g.hbm_bandwidth.bytes_per_second(),
+  absl::StrAppendFormat(&key, "%a %a %a %a %a %d %a %a %a %a %a %a %a %a %a %a", g.hbm_bandwidth.bytes_per_second(),
                         g.hbm_capacity.value(), g.max_efficiency, g.hbm_efficiency, g.half_efficiency_gflop, g.sm_count,
                         g.tile_overhead_k, g.kernel_launch_s, g.host_op_s, g.pass_overhead_s, g.iteration_overhead_s,
-                        g.sync_round_trip_s, g.mma_sync_speed, g.unfused_softmax_speed);
+                        g.sync_round_trip_s, g.mma_sync_speed, g.unfused_softmax_speed, g.host_fill_bytes_per_s,
+                        g.pageable_h2d_bytes_per_s);
   return key;
 }
 
@@ -61,7 +62,7 @@ std::string IslandPricingKey(const ClusterModel& cluster, const IslandModel& im,
       o.unfused.masked_fill_on_view ? " mask-on-view" : "", absl::StrFormat(" passes=%d", o.block_forward_passes),
       o.deepspeed_fp16_optimizer ? " ds-fp16-step" : "", o.fp32_logits_cross_entropy ? " fp32-loss" : "",
       o.synchronized_tp_collectives ? " sync-tp" : "", o.cuda_launch_blocking ? " launch-blocking" : "",
-      o.autograd_grad_accumulation ? " autograd-accumulation" : "",
+      o.autograd_grad_accumulation ? " autograd-accumulation" : "", o.boundary_host_rebuild ? " host-rebuild" : "",
       o.host_bound_blocks || o.cuda_launch_blocking
           ? absl::StrFormat(" host-ops=%a/%a", o.block_host_ops_forward, o.block_host_ops_backward)
           : "",

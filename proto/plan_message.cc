@@ -143,6 +143,7 @@ hetsim::v1::Plan PlanMessage(const spec::PlanSpec& spec) {
   plan.set_synchronized_tp_collectives(spec.synchronized_tp_collectives);
   plan.set_cuda_launch_blocking(spec.cuda_launch_blocking);
   plan.set_autograd_grad_accumulation(spec.autograd_grad_accumulation);
+  plan.set_boundary_host_rebuild(spec.boundary_host_rebuild);
   return plan;
 }
 

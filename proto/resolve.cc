@@ -199,6 +199,8 @@ spec::GpuSpec ResolveGpu(const hetsim::v1::GpuType& gpu) {
   g.iteration_overhead_s = MillisecondsToSeconds(e.iteration_overhead_ms());
   g.mma_sync_speed = spec::EfficiencyOrOne(e.mma_sync_speed());
   g.unfused_softmax_speed = spec::EfficiencyOrOne(e.unfused_softmax_speed());
+  g.host_fill_bytes_per_s = GBpsToBytesPerSecond(e.host_fill_gbytes_per_s());
+  g.pageable_h2d_bytes_per_s = GBpsToBytesPerSecond(e.pageable_h2d_gbytes_per_s());
   if (const GpuPreset* preset = FindGpuPreset(gpu.preset())) g.compute_capability = preset->compute_capability;
   return g;
 }
@@ -345,6 +347,7 @@ spec::PlanSpec ResolvePlan(const hetsim::v1::Plan& plan, absl::string_view plan_
   p.synchronized_tp_collectives = plan.synchronized_tp_collectives();
   p.cuda_launch_blocking = plan.cuda_launch_blocking();
   p.autograd_grad_accumulation = plan.autograd_grad_accumulation();
+  p.boundary_host_rebuild = plan.boundary_host_rebuild();
   // The framework behaviours, by name: one list (spec::kBehaviourFields) for every one of them.
   const google::protobuf::Reflection& reflection = *plan.GetReflection();
   for (const auto& [name, member] : spec::kBehaviourFields) {

@@ -35,6 +35,17 @@ void CheckMemoryShare(Problems& p, const std::string& path, double share) {
   }
 }
 
+// A host-side rate (ComputeEfficiency.host_fill_gbytes_per_s, pageable_h2d_gbytes_per_s) in GB/s, 0 meaning
+// not priced, else at least 1 GB/s: a rate near 0 divides a boundary rebuild's bytes into inf or past int64
+// picoseconds, and no host fills or copies slower than a gigabyte a second.
+constexpr double kMinHostGbytesPerS = 1;
+void CheckHostRate(Problems& p, const std::string& path, double gbytes_per_s) {
+  CheckRange(p, path, gbytes_per_s, 0, 1e6);
+  if (gbytes_per_s > 0 && gbytes_per_s < kMinHostGbytesPerS) {
+    p.Add(path, "%g is below %g (0 = not priced)", gbytes_per_s, kMinHostGbytesPerS);
+  }
+}
+
 using namespace hetsim::v1;  // NOLINT: the schema's message names read best unqualified here
 
 // name -> index; reports empty and duplicate names under "<list>[i].name".
@@ -132,6 +143,8 @@ void CheckGpuType(Problems& p, const GpuType& gpu, const std::string& at) {
   CheckRange(p, at + "efficiency.iteration_overhead_ms", e.iteration_overhead_ms(), 0, 1e9);
   CheckRange(p, at + "efficiency.mma_sync_speed", e.mma_sync_speed(), 0, 1);
   CheckMemoryShare(p, at + "efficiency.unfused_softmax_speed", e.unfused_softmax_speed());
+  CheckHostRate(p, at + "efficiency.host_fill_gbytes_per_s", e.host_fill_gbytes_per_s());
+  CheckHostRate(p, at + "efficiency.pageable_h2d_gbytes_per_s", e.pageable_h2d_gbytes_per_s());
 }
 
 // Islands must form one connected graph through inter_island_links and shared networks, or some

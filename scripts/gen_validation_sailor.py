@@ -179,6 +179,15 @@ UNFUSED_SOFTMAX = [
     "# scores (no scale, no cast first): its backward runs through autograd's CopySlices.",
     "unfused_kernels { masked_softmax: true masked_fill_on_view: true }"]
 
+# The fork's own pipeline boundary (session 42): pipe_engine.py's _exec_forward_pass and _exec_backward_pass
+# rebuild every received tensor with the artifact's reconstruct_tensor (deepspeed/utils.py), which builds the
+# full FP32 tensor on the host (torch.zeros(...).cuda()) between device synchronizations, where upstream
+# DeepSpeed's PartitionedTensor.full() allocates on the GPU. The rates it runs at are the cluster file's.
+BOUNDARY_REBUILD = [
+    "# The fork rebuilds each received boundary tensor on the host (deepspeed/utils.py, reconstruct_tensor:",
+    "# .to('cpu'), torch.zeros(numel, dtype=torch.float32).cuda()), the GPU idle meanwhile.",
+    "boundary_host_rebuild: true"]
+
 
 def plan_text(run):
     path, gbs, mbs, stages, seconds = run
@@ -198,7 +207,7 @@ def plan_text(run):
         "# Its profile turns p2p_rendezvous on (DeepSpeed's TrainSchedule: every pipeline transfer a blocking",
         "# send/recv of the stage pair at the start of its step; the fork's pipe_engine.py sends through",
         "# p2p.send_with_group_idx).",
-        "framework: MEGATRON_DEEPSPEED"] + UNFUSED_SOFTMAX) + "\n"
+        "framework: MEGATRON_DEEPSPEED"] + UNFUSED_SOFTMAX + BOUNDARY_REBUILD) + "\n"
     for (layers, replicas), row in zip(stages, nodes):
         text += stage_text(layers, replicas, row, mbs)
     return name, text

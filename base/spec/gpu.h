@@ -31,6 +31,9 @@ struct GpuSpec {
   double iteration_overhead_s = 0;
   double mma_sync_speed = 1;         // ComputeEfficiency.mma_sync_speed, 0 made 1
   double unfused_softmax_speed = 1;  // ComputeEfficiency.unfused_softmax_speed, 0 made 1
+  // ComputeEfficiency.host_fill_gbytes_per_s and pageable_h2d_gbytes_per_s, in bytes/s; 0: not priced.
+  double host_fill_bytes_per_s = 0;
+  double pageable_h2d_bytes_per_s = 0;
   // CUDA compute capability of the type's preset (90: Hopper), 0 without a preset or on AMD: what NCCL's
   // tuner keys some of its algorithms' rates on (docs/network.md).
   int compute_capability = 0;

@@ -238,6 +238,10 @@ struct CostSwitches {
   // Plan.autograd_grad_accumulation: each microbatch's backward adds its weight gradients into the
   // parameters' gradients in a pass of its own (autograd's AccumulateGrad), 3 x the gradient bytes.
   bool autograd_grad_accumulation = false;
+  // Plan.boundary_host_rebuild: the Sailor fork's reconstruct_tensor builds every received boundary tensor
+  // on the host (zero-filled, copied to the GPU, 3 device synchronizations) while the GPU idles; 1
+  // synchronization per sent one (workload's BoundaryRebuildSeconds).
+  bool boundary_host_rebuild = false;
 };
 
 struct PlanSpec : CostSwitches {

@@ -81,6 +81,8 @@ absl::StatusOr<GpuCompute> GpuCompute::Create(const spec::GpuSpec& gpu, spec::DT
   g.iteration_overhead_s_ = gpu.iteration_overhead_s;
   g.mma_sync_speed_ = gpu.mma_sync_speed;
   g.unfused_softmax_speed_ = gpu.unfused_softmax_speed;
+  g.host_fill_bytes_per_s_ = gpu.host_fill_bytes_per_s;
+  g.pageable_h2d_bytes_per_s_ = gpu.pageable_h2d_bytes_per_s;
   return g;
 }
 

@@ -87,6 +87,10 @@ class GpuCompute {
   double UnfusedSoftmaxExtraSeconds(double bytes) const;
   // CUDA compute capability of the GPU type's preset (90: Hopper), 0 without one (spec::GpuSpec).
   int compute_capability() const { return compute_capability_; }
+  // The host's rates around this GPU (ComputeEfficiency.host_fill_gbytes_per_s, pageable_h2d_gbytes_per_s),
+  // bytes/s: one thread's zero fill and a pageable copy to the GPU; 0 when not priced or on ideal hardware.
+  double host_fill_bytes_per_s() const { return host_fill_bytes_per_s_; }
+  double pageable_h2d_bytes_per_s() const { return pageable_h2d_bytes_per_s_; }
 
  private:
   GpuCompute() = default;
@@ -107,6 +111,8 @@ class GpuCompute {
   double mma_sync_speed_ = 1;
   double unfused_softmax_speed_ = 1;
   int compute_capability_ = 0;
+  double host_fill_bytes_per_s_ = 0;
+  double pageable_h2d_bytes_per_s_ = 0;
   std::shared_ptr<const GpuCompute> sixteen_bit_;  // FP8 only
 };
 

@@ -978,6 +978,48 @@ double SynchronizedCollectivesIdle(const std::vector<StageCollective>& list, con
   return total_s;
 }
 
+// Plan.boundary_host_rebuild: the Sailor fork's reconstruct_tensor (its deepspeed/utils.py) builds each tensor a
+// stage receives on the host while the GPU idles behind its device synchronizations: torch.zeros(numel,
+// dtype=torch.float32) fills `bytes` on one host thread, after the kernel has zeroed the freshly mapped pages
+// (glibc maps any allocation above its 32 MiB mmap threshold afresh), so two fills at host_fill_bytes_per_s;
+// .cuda() copies them from pageable memory at pageable_h2d_bytes_per_s; and .to('cpu') twice, .cuda() once: 3
+// round trips. A rate at 0 leaves its part out.
+double BoundaryRebuildSeconds(double bytes, const GpuCompute& gpu) {
+  double s = 3 * gpu.sync_round_trip_s();
+  if (gpu.host_fill_bytes_per_s() > 0) s += 2 * bytes / gpu.host_fill_bytes_per_s();
+  if (gpu.pageable_h2d_bytes_per_s() > 0) s += bytes / gpu.pageable_h2d_bytes_per_s();
+  return s;
+}
+
+// The host work Plan.boundary_host_rebuild adds to a stage's passes: a stage after the first rebuilds its input
+// in the forward, one before the last rebuilds its output gradient in the backward (4 bytes an element, the
+// fork's FP32 buffer, for the replica's whole tensor); each tensor it sends costs one round trip (to_meta()'s
+// .to(device)). Added to the layer at the pass's start and end, so the layers still sum to the pass.
+void AddBoundaryRebuild(const ModelCost& model, const StageConfig& c, const StageShares& s, const GpuCompute& gpu,
+                        StageCost* cost, double* forward_s, double* backward_s) {
+  if (!c.boundary_host_rebuild || cost->layer_forward_s.empty()) return;
+  auto fp32_bytes = [&](int layer) {
+    return 4 * model.layer(layer).output_bytes_per_sample / model.element_bytes() * s.bt;
+  };
+  const bool receives = c.first_layer > 0;
+  const bool sends = c.first_layer + c.num_layers < model.num_layers();
+  const double round_trip_s = gpu.sync_round_trip_s();
+  if (receives) {
+    const double rebuild_s = BoundaryRebuildSeconds(fp32_bytes(c.first_layer - 1), gpu);
+    cost->layer_forward_s.front() += rebuild_s;
+    cost->layer_backward_s.front() += round_trip_s;
+    *forward_s += rebuild_s;
+    *backward_s += round_trip_s;
+  }
+  if (sends) {
+    const double rebuild_s = BoundaryRebuildSeconds(fp32_bytes(c.first_layer + c.num_layers - 1), gpu);
+    cost->layer_backward_s.back() += rebuild_s;
+    cost->layer_forward_s.back() += round_trip_s;
+    *backward_s += rebuild_s;
+    *forward_s += round_trip_s;
+  }
+}
+
 }  // namespace
 
 int64_t RangeGradSyncBytesWithoutTied(const ModelCost& model, int first, int num, int tp, bool fp32_gradients) {
@@ -1068,6 +1110,7 @@ absl::StatusOr<StageCost> ComputeStageCost(const ModelCost& model, const StageCo
     forward_s += SynchronizedCollectivesIdle(cost.forward_collectives, c, gpu, cost.layer_forward_s);
     backward_s += SynchronizedCollectivesIdle(cost.backward_collectives, c, gpu, cost.layer_backward_s);
   }
+  AddBoundaryRebuild(model, c, s, gpu, &cost, &forward_s, &backward_s);
 
   // A tied LM head on a stage without the embedding keeps its own copy of the vocabulary matrix.
   const LayerCost& last = model.layer(c.first_layer + c.num_layers - 1);
