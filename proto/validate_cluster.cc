@@ -22,6 +22,12 @@
 namespace hetsim::proto {
 namespace {
 
+// A share of one of a GPU's datasheet rates in [0, 1], 0 meaning unset, else at least kMinRateShare.
+void CheckRateShare(Problems& p, const std::string& path, double share) {
+  CheckRange(p, path, share, 0, 1);
+  CheckFloor(p, path, share, limits::kMinRateShare);
+}
+
 using namespace hetsim::v1;  // NOLINT: the schema's message names read best unqualified here
 
 // name -> index; reports empty and duplicate names under "<list>[i].name".
@@ -95,8 +101,7 @@ void CheckGpuType(Problems& p, const GpuType& gpu, const std::string& at) {
     any_peak = any_peak || peaks[k] > 0;
   }
   if (!any_peak) p.Add(at + "peak_tflops_bf16", "required: at least one peak_tflops_* must be > 0 (or set a preset)");
-  CheckRange(p, at + "sustained_clock_fraction", gpu.sustained_clock_fraction(), 0, 1);
-  CheckFloor(p, at + "sustained_clock_fraction", gpu.sustained_clock_fraction(), limits::kMinRateShare);
+  CheckRateShare(p, at + "sustained_clock_fraction", gpu.sustained_clock_fraction());
   CheckPositive(p, at + "hbm_gib", gpu.hbm_gib(), limits::kMaxHbmGib);
   CheckPositive(p, at + "hbm_bandwidth_gbytes_per_s", gpu.hbm_bandwidth_gbytes_per_s(), limits::kMaxHbmGbytesPerS);
   CheckFloor(p, at + "hbm_bandwidth_gbytes_per_s", gpu.hbm_bandwidth_gbytes_per_s(), limits::kMinHbmGbytesPerS);
@@ -111,16 +116,14 @@ void CheckGpuType(Problems& p, const GpuType& gpu, const std::string& at) {
   CheckRange(p, at + "efficiency.half_efficiency_gflop", e.half_efficiency_gflop(), 0, 1e9);
   CheckRange(p, at + "efficiency.sm_count", e.sm_count(), 0, limits::kMaxSmCount);
   CheckRange(p, at + "efficiency.tile_overhead_k", e.tile_overhead_k(), 0, 1e6);
-  CheckRange(p, at + "efficiency.hbm_efficiency", e.hbm_efficiency(), 0, 1);
-  CheckFloor(p, at + "efficiency.hbm_efficiency", e.hbm_efficiency(), limits::kMinRateShare);
+  CheckRateShare(p, at + "efficiency.hbm_efficiency", e.hbm_efficiency());
   CheckRange(p, at + "efficiency.kernel_launch_us", e.kernel_launch_us(), 0, 1e6);
   CheckRange(p, at + "efficiency.host_op_us", e.host_op_us(), 0, 1e6);
   CheckRange(p, at + "efficiency.sync_round_trip_us", e.sync_round_trip_us(), 0, 1e6);
   CheckRange(p, at + "efficiency.pass_overhead_us", e.pass_overhead_us(), 0, 1e9);
   CheckRange(p, at + "efficiency.iteration_overhead_ms", e.iteration_overhead_ms(), 0, 1e9);
   CheckRange(p, at + "efficiency.mma_sync_speed", e.mma_sync_speed(), 0, 1);
-  CheckRange(p, at + "efficiency.unfused_softmax_speed", e.unfused_softmax_speed(), 0, 1);
-  CheckFloor(p, at + "efficiency.unfused_softmax_speed", e.unfused_softmax_speed(), limits::kMinRateShare);
+  CheckRateShare(p, at + "efficiency.unfused_softmax_speed", e.unfused_softmax_speed());
 }
 
 // Islands must form one connected graph through inter_island_links and shared networks, or some
