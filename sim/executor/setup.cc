@@ -15,6 +15,7 @@
 #include "base/status_macros.h"
 #include "base/units.h"
 #include "base/wall_limit.h"
+#include "proto/limits.h"
 #include "sim/collectives/primitives.h"
 #include "sim/collectives/simulate.h"
 #include "sim/engine/simulator.h"
@@ -500,20 +501,20 @@ void AddGradSync(const spec::PlanSpec& plan, int zero_stage, StageSetup& out) {
 }
 
 // The microbatches' passes of one stage alone, in series, within half of int64 picoseconds (about 46 days,
-// the validators' bound): the plan's rough bound prices FLOPs only, while a GPU type's per-kernel floor
-// (host_op_us, kernel_launch_us, up to 1 s each) multiplies by every kernel (host_op_us 1e6 at 1e6
-// microbatches: an event scheduled before now, exit 134, session 42).
+// the validators' limits::kMaxSimulatedPs): the plan's rough bound prices FLOPs only, while a GPU type's per-kernel
+// floor (host_op_us, kernel_launch_us, up to 1 s each) multiplies by every kernel (host_op_us 1e6 at 1e6 microbatches:
+// an event scheduled before now, exit 134, session 42).
 absl::Status CheckIterationFits(const workload::StageCost& cost, int64_t microbatches, const spec::GpuSpec& gpu,
                                 const workload::GpuCompute& compute, absl::string_view where) {
-  constexpr double kMaxSeconds = 4e6;
+  const double max_s = TimeToSeconds(PicosecondsToTime(static_cast<int64_t>(proto::limits::kMaxSimulatedPs)));
   const double pass_s = TimeToSeconds(cost.forward_time) + TimeToSeconds(cost.backward_time);
   const double total_s = pass_s * static_cast<double>(std::max<int64_t>(1, microbatches));
-  if (total_s <= kMaxSeconds) return absl::OkStatus();
+  if (total_s <= max_s) return absl::OkStatus();
   return absl::InvalidArgumentError(absl::StrFormat(
       "%s: one microbatch's forward and backward take %g s on GPU type \"%s\" (its per-kernel floor: host_op_us "
       "%g, kernel launch %g us), so %d microbatches last %g s, beyond the %g s int64 picoseconds hold",
-      where, pass_s, gpu.name, compute.host_op_s() * 1e6, compute.kernel_launch_s() * 1e6, microbatches, total_s,
-      kMaxSeconds));
+      where, pass_s, gpu.name, TimeToMicroseconds(SecondsToTime(compute.host_op_s())),
+      TimeToMicroseconds(SecondsToTime(compute.kernel_launch_s())), microbatches, total_s, max_s));
 }
 
 // What a stage's replicas (or a mixed stage's group) on island `island` cost under `config`, with the
