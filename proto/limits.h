@@ -11,7 +11,17 @@ namespace hetsim::proto::limits {
 inline constexpr double kMaxTflops = 1e6;  // per GPU and dtype
 inline constexpr double kMaxHbmGib = 1e6;
 inline constexpr double kMaxHbmGbytesPerS = 1e7;
-inline constexpr double kMinHbmGbytesPerS = 1;     // 1 GB/s: slower memory overflows int64 ps (1e-320: exit 134)
+inline constexpr double kMinHbmGbytesPerS = 1;  // 1 GB/s: slower memory overflows int64 ps (1e-320: exit 134)
+// A host's fill or pageable copy (Plan.boundary_host_rebuild's rates): no host is slower than 1 GB/s.
+inline constexpr double kMinHostGbytesPerS = 1;
+// 0.1 TFLOP/s, below the first CUDA GPU's (GeForce 8800 GTX, 2006: 0.35 FP32); a peak of 1e-320 made
+// every pass inf.
+inline constexpr double kMinTflops = 0.1;
+// The smallest share of a GPU's datasheet rate a card is taken to sustain (max_efficiency,
+// sustained_clock_fraction, hbm_efficiency, unfused_softmax_speed): 1,000 times slower is no GPU's, and a
+// share near 0 divides a time into inf or past int64 ps (hbm_efficiency 1e-320: an event scheduled before
+// now, exit 134; unfused_softmax_speed 1e-320: passes of -9e9 ms, exit 0).
+inline constexpr double kMinRateShare = 1e-3;
 inline constexpr double kMinBandwidthGbps = 0.01;  // 10 Mb/s: slower links overflow int64 ps
 inline constexpr double kMaxBandwidthGbps = 1e7;
 inline constexpr int64_t kMaxLatencyNs = 1'000'000'000'000;  // 1000 s

@@ -22,28 +22,18 @@
 namespace hetsim::proto {
 namespace {
 
-// The slowest memory-bound work a GPU is taken to run, as a share of its HBM rate: a share near 0 divides
-// a time into inf or past int64 picoseconds (hbm_efficiency 1e-320: an event scheduled before now,
-// exit 134; unfused_softmax_speed 1e-320: passes of -9e9 ms, exit 0). 1,000 times slower is no GPU's.
-constexpr double kMinMemoryShare = 1e-3;
-
-// A share of HBM's rate in [0, 1], 0 meaning unset (1), else at least kMinMemoryShare.
-void CheckMemoryShare(Problems& p, const std::string& path, double share) {
+// A share of one of a GPU's datasheet rates in [0, 1], 0 meaning unset, else at least kMinRateShare.
+void CheckRateShare(Problems& p, const std::string& path, double share) {
   CheckRange(p, path, share, 0, 1);
-  if (share > 0 && share < kMinMemoryShare) {
-    p.Add(path, "%g is below %g (0 = unset: the full rate)", share, kMinMemoryShare);
-  }
+  CheckFloor(p, path, share, limits::kMinRateShare);
 }
 
 // A host-side rate (ComputeEfficiency.host_fill_gbytes_per_s, pageable_h2d_gbytes_per_s) in GB/s, 0 meaning
-// not priced, else at least 1 GB/s: a rate near 0 divides a boundary rebuild's bytes into inf or past int64
-// picoseconds, and no host fills or copies slower than a gigabyte a second.
-constexpr double kMinHostGbytesPerS = 1;
+// not priced, else at least kMinHostGbytesPerS: a rate near 0 divides a boundary rebuild's bytes into inf or past
+// int64 picoseconds.
 void CheckHostRate(Problems& p, const std::string& path, double gbytes_per_s) {
   CheckRange(p, path, gbytes_per_s, 0, 1e6);
-  if (gbytes_per_s > 0 && gbytes_per_s < kMinHostGbytesPerS) {
-    p.Add(path, "%g is below %g (0 = not priced)", gbytes_per_s, kMinHostGbytesPerS);
-  }
+  CheckFloor(p, path, gbytes_per_s, limits::kMinHostGbytesPerS);
 }
 
 using namespace hetsim::v1;  // NOLINT: the schema's message names read best unqualified here
@@ -115,34 +105,33 @@ void CheckGpuType(Problems& p, const GpuType& gpu, const std::string& at) {
   bool any_peak = false;
   for (int k = 0; k < 5; ++k) {
     CheckRange(p, at + names[k], peaks[k], 0, limits::kMaxTflops);
+    CheckFloor(p, at + names[k], peaks[k], limits::kMinTflops);
     any_peak = any_peak || peaks[k] > 0;
   }
   if (!any_peak) p.Add(at + "peak_tflops_bf16", "required: at least one peak_tflops_* must be > 0 (or set a preset)");
-  CheckRange(p, at + "sustained_clock_fraction", gpu.sustained_clock_fraction(), 0, 1);
+  CheckRateShare(p, at + "sustained_clock_fraction", gpu.sustained_clock_fraction());
   CheckPositive(p, at + "hbm_gib", gpu.hbm_gib(), limits::kMaxHbmGib);
   CheckPositive(p, at + "hbm_bandwidth_gbytes_per_s", gpu.hbm_bandwidth_gbytes_per_s(), limits::kMaxHbmGbytesPerS);
-  if (gpu.hbm_bandwidth_gbytes_per_s() > 0 && gpu.hbm_bandwidth_gbytes_per_s() < limits::kMinHbmGbytesPerS) {
-    p.Add(at + "hbm_bandwidth_gbytes_per_s", "%g GB/s is below %g GB/s, no GPU's memory",
-          gpu.hbm_bandwidth_gbytes_per_s(), limits::kMinHbmGbytesPerS);
-  }
+  CheckFloor(p, at + "hbm_bandwidth_gbytes_per_s", gpu.hbm_bandwidth_gbytes_per_s(), limits::kMinHbmGbytesPerS);
   const double max_eff = gpu.efficiency().max_efficiency();
   if (max_eff == 0) {
     p.Add(at + "efficiency.max_efficiency", "required (in (0, 1]; or set a preset)");
   } else if (!(max_eff > 0 && max_eff <= 1)) {
     p.Add(at + "efficiency.max_efficiency", "%g is outside (0, 1]", max_eff);
   }
+  CheckFloor(p, at + "efficiency.max_efficiency", max_eff, limits::kMinRateShare);
   const hetsim::v1::ComputeEfficiency& e = gpu.efficiency();
   CheckRange(p, at + "efficiency.half_efficiency_gflop", e.half_efficiency_gflop(), 0, 1e9);
   CheckRange(p, at + "efficiency.sm_count", e.sm_count(), 0, limits::kMaxSmCount);
   CheckRange(p, at + "efficiency.tile_overhead_k", e.tile_overhead_k(), 0, 1e6);
-  CheckMemoryShare(p, at + "efficiency.hbm_efficiency", e.hbm_efficiency());
+  CheckRateShare(p, at + "efficiency.hbm_efficiency", e.hbm_efficiency());
   CheckRange(p, at + "efficiency.kernel_launch_us", e.kernel_launch_us(), 0, 1e6);
   CheckRange(p, at + "efficiency.host_op_us", e.host_op_us(), 0, 1e6);
   CheckRange(p, at + "efficiency.sync_round_trip_us", e.sync_round_trip_us(), 0, 1e6);
   CheckRange(p, at + "efficiency.pass_overhead_us", e.pass_overhead_us(), 0, 1e9);
   CheckRange(p, at + "efficiency.iteration_overhead_ms", e.iteration_overhead_ms(), 0, 1e9);
   CheckRange(p, at + "efficiency.mma_sync_speed", e.mma_sync_speed(), 0, 1);
-  CheckMemoryShare(p, at + "efficiency.unfused_softmax_speed", e.unfused_softmax_speed());
+  CheckRateShare(p, at + "efficiency.unfused_softmax_speed", e.unfused_softmax_speed());
   CheckHostRate(p, at + "efficiency.host_fill_gbytes_per_s", e.host_fill_gbytes_per_s());
   CheckHostRate(p, at + "efficiency.pageable_h2d_gbytes_per_s", e.pageable_h2d_gbytes_per_s());
 }

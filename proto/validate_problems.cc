@@ -46,4 +46,13 @@ bool CheckPositive(Problems& p, absl::string_view path, double value, double max
   return true;
 }
 
+bool CheckFloor(Problems& p, absl::string_view path, double value, double floor) {
+  if (!(value > 0) || value >= floor) return true;  // zero, negative and NaN are other checks' to refuse
+  p.Add(path,
+        "%g is below the floor %g, far from any hardware's: times derived from it would overflow int64 "
+        "picoseconds",
+        value, floor);
+  return false;
+}
+
 }  // namespace hetsim::proto

@@ -53,6 +53,9 @@ class Problems {
 bool CheckRange(Problems& p, absl::string_view path, double value, double min, double max);
 // Finite and > 0 and <= max ("required" wording when zero).
 bool CheckPositive(Problems& p, absl::string_view path, double value, double max);
+// Not positive (unset, or refused by another check) or at least `floor`: a rate or share set far below any
+// hardware's turns the times derived from it into inf or past int64 picoseconds.
+bool CheckFloor(Problems& p, absl::string_view path, double value, double floor);
 
 }  // namespace hetsim::proto
 

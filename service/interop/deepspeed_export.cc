@@ -141,7 +141,10 @@ std::vector<std::string> DeepSpeedFlags(proto::Problems& p, std::vector<std::str
   // --no-query-key-layer-scaling): FP32 scores are masked on their view only without it.
   bool scaled = false;
   for (std::string& f : flags) {
-    if (f == "--attention-backend unfused" || f == "--group-query-attention") continue;
+    // Megatron-DeepSpeed's layers are its own (no --transformer-impl): they follow --no-masked-softmax-fusion.
+    if (f == "--attention-backend unfused" || f == "--group-query-attention" || f == "--transformer-impl local") {
+      continue;
+    }
     if (f == "--apply-query-key-layer-scaling") {
       scaled = true;
       continue;
@@ -240,8 +243,12 @@ std::vector<std::string> BigScienceFlags(proto::Problems& p, const proto::PlanIn
   }
   for (const std::string& f : out) {
     const std::string name = f.substr(0, f.find(' '));
-    // Dropped by DeepSpeedFlags below: the unfused attention it runs anyway, the scaling it does by default.
-    if (f == "--attention-backend unfused" || f == "--apply-query-key-layer-scaling") continue;
+    // Dropped by DeepSpeedFlags below: the unfused attention it runs anyway (in its own layers), the scaling
+    // it does by default.
+    if (f == "--attention-backend unfused" || f == "--apply-query-key-layer-scaling" ||
+        f == "--transformer-impl local") {
+      continue;
+    }
     const bool known = std::any_of(std::begin(kBigScienceArguments), std::end(kBigScienceArguments),
                                    [&](const auto& a) { return name == a.first; });
     if (!known) {

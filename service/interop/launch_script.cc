@@ -640,6 +640,17 @@ absl::StatusOr<RenderedLaunch> Renderer::Render(const std::vector<ShellCommand>&
     for (const char* name : {"SLURM_JOB_NUM_NODES", "SLURM_NNODES"}) vars_[name] = {absl::StrCat(sbatch_nodes)};
   }
   HETSIM_RETURN_IF_ERROR(RunCommands(commands));
+  if (out_.words.empty()) {
+    for (const auto& [name, values] : vars_) {
+      std::vector<std::string> words;
+      for (const std::string& v : values) {
+        for (absl::string_view w : absl::StrSplit(v, absl::ByAnyChar(" \t\n"), absl::SkipEmpty())) {
+          words.emplace_back(w);
+        }
+      }
+      if (!words.empty() && absl::StartsWith(words.front(), "--")) out_.flag_variables[name] = std::move(words);
+    }
+  }
   return std::move(out_);
 }
 

@@ -31,6 +31,10 @@ struct RenderedLaunch {
   // with a range). The script reads it as Slurm sets it, $SLURM_JOB_NUM_NODES and $SLURM_NNODES.
   int64_t sbatch_nodes = 0;
   int sbatch_line = 0;
+  // When no command runs a training script: the variables the script leaves holding flags, by name,
+  // their words split as an unquoted expansion splits them (a file of arguments another script sources
+  // and splices into its launch line: Megatron-LM's ModelOpt conf/*.sh set MODEL_ARGS only).
+  std::map<std::string, std::vector<std::string>> flag_variables;
 };
 
 // InvalidArgument naming `source` and the line for what a shell would refuse too (an unterminated

@@ -354,7 +354,15 @@ void UnfusedKernelFlags(const v1::Plan& plan, const v1::Model& model, std::vecto
     flags.push_back(model.transformer().gated_mlp() ? "--no-bias-swiglu-fusion" : "--no-bias-gelu-fusion");
   }
   if (all || u.bias_dropout_add()) flags.push_back("--no-bias-dropout-fusion");
-  if (all || u.masked_softmax()) flags.push_back("--no-masked-softmax-fusion");
+  if (all || u.masked_softmax()) {
+    // Transformer Engine's unfused attention, the default layers' (megatron_import.cc, SetUnfusedKernels),
+    // ignores the flag and fuses 16-bit scores: Megatron's local layers follow it.
+    const v1::DType dtype = model.dtype();
+    if (model.transformer().attention() == v1::ATTENTION_UNFUSED && dtype != v1::FP32 && dtype != v1::TF32) {
+      flags.push_back("--transformer-impl local");
+    }
+    flags.push_back("--no-masked-softmax-fusion");
+  }
   // The unfused core's dropout and where its mask runs (megatron_import.cc, SetAttentionCore): Megatron's
   // default dropout is 0.1; today's Megatron leaves FP32 scores unscaled, so the mask runs on their view
   // unless --apply-query-key-layer-scaling scales them first.

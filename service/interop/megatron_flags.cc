@@ -8,6 +8,7 @@
 #include <initializer_list>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -611,6 +612,39 @@ std::optional<std::string> MegatronBridgeRun(const std::vector<std::string>& tok
 }
 }  // namespace
 
+namespace {
+// A file that only sets variables of flags for another script to splice into its launch line (Megatron-LM's
+// examples/post_training/modelopt/conf/*/*.sh set MODEL_ARGS; finetune.sh sources one and adds the
+// parallel sizes from TP, PP, EP ... of the environment): the model's flags without the run's layout.
+std::string FlagsOnlyFile(const std::map<std::string, std::vector<std::string>>& variables, absl::string_view source) {
+  std::vector<std::string> names, lacks;
+  bool moe = false;
+  absl::flat_hash_set<std::string> given;
+  for (const auto& [name, words] : variables) {
+    names.push_back(absl::StrCat("$", name));
+    for (const std::string& w : words) {
+      given.insert(w.substr(0, w.find('=')));
+      moe = moe || w == "--num-experts";
+    }
+  }
+  for (const char* flag : {"--tensor-model-parallel-size", "--pipeline-model-parallel-size",
+                           "--expert-model-parallel-size", "--micro-batch-size", "--global-batch-size"}) {
+    if (!given.contains(flag) && (moe || absl::string_view(flag) != "--expert-model-parallel-size")) {
+      lacks.push_back(flag);
+    }
+  }
+  const std::string name = variables.begin()->first;
+  return absl::StrFormat(
+      "%s: the file runs no training script: it only sets %s, flags for the script that sources it to add to its "
+      "launch line (as Megatron-LM's ModelOpt finetune.sh sources conf/*/*.sh for MODEL_ARGS). It lacks the "
+      "training command, the node count%s%s; pass its flags with them: hetsim import megatron --line "
+      "\"$(bash -c 'source %s; echo $%s') %s%s\" --nodes N --cluster C (Megatron's defaults are 1 for a parallel "
+      "size, and micro-batch x data parallel for the global batch)",
+      source, absl::StrJoin(names, ", "), lacks.empty() ? "" : " and ", absl::StrJoin(lacks, ", "), source, name,
+      absl::StrJoin(lacks, " N "), lacks.empty() ? "" : " N");
+}
+}  // namespace
+
 absl::StatusOr<MegatronFlags> ParseMegatronLaunchLine(absl::string_view line, absl::string_view source) {
   HETSIM_ASSIGN_OR_RETURN(RenderedLaunch rendered, RenderLaunchScript(line, source));
   if (std::optional<std::string> bridge = MegatronBridgeRun(rendered.words)) {
@@ -632,6 +666,9 @@ absl::StatusOr<MegatronFlags> ParseMegatronLaunchLine(absl::string_view line, ab
       for (absl::string_view w : absl::StrSplit(t, absl::ByAnyChar(" \t\n"), absl::SkipEmpty())) {
         if (branch_py.empty() && absl::EndsWith(w, ".py")) branch_py = std::string(w);
       }
+    }
+    if (branch_py.empty() && nested.empty() && !rendered.flag_variables.empty()) {
+      return absl::InvalidArgumentError(FlagsOnlyFile(rendered.flag_variables, source));
     }
     const bool undecided_if = std::any_of(rendered.notes.begin(), rendered.notes.end(),
                                           [](const std::string& n) { return absl::StrContains(n, "is not decided"); });

@@ -1329,6 +1329,17 @@ void SetUnfusedKernels(const Reader& r, v1::Framework framework, const Layout& l
   if (r.Has("no-masked-softmax-fusion") && flash) {
     notes.push_back("no effect: --no-masked-softmax-fusion (flash or fused attention never writes the scores)");
   }
+  // Transformer Engine's unfused attention (Megatron-Core's default layers) softmaxes in TE's own
+  // FusedScaleMaskSoftmax, which follows the environment's NVTE_MASKED_SOFTMAX_FUSION (default 1, in every
+  // TE release) and never Megatron's masked_softmax_fusion: TEDotProductAttention does not pass it on.
+  const bool te_layers = LineSoftmaxCheck(r, framework) == SoftmaxKernelCheck::kTransformerEngine;
+  const bool no_fusion = r.Has("no-masked-softmax-fusion") && !te_layers;
+  if (r.Has("no-masked-softmax-fusion") && te_layers && !flash) {
+    notes.push_back(
+        "no effect: --no-masked-softmax-fusion (Transformer Engine's unfused attention fuses its softmax unless "
+        "NVTE_MASKED_SOFTMAX_FUSION=0 is set in the environment; Megatron's flag reaches only its local layers, "
+        "--transformer-impl local)");
+  }
   std::vector<std::string> unfused;
   v1::UnfusedKernels u;
   u.set_bias_activation(r.Has(activation_flag));
@@ -1336,16 +1347,15 @@ void SetUnfusedKernels(const Reader& r, v1::Framework framework, const Layout& l
   u.set_bias_dropout_add(r.Has("no-bias-dropout-fusion"));
   if (u.bias_dropout_add()) unfused.push_back("the bias and residual adds apart from dropout");
   const bool fp32_scores = model.dtype() == v1::FP32 || model.dtype() == v1::TF32;
-  const std::optional<std::string> fallback = r.Has("no-masked-softmax-fusion") || fp32_scores || flash
-                                                  ? std::nullopt
-                                                  : SoftmaxFallback(r, framework, l, model, plan);
-  u.set_masked_softmax((r.Has("no-masked-softmax-fusion") || fp32_scores || fallback) && !flash);
+  const std::optional<std::string> fallback =
+      no_fusion || fp32_scores || flash ? std::nullopt : SoftmaxFallback(r, framework, l, model, plan);
+  u.set_masked_softmax((no_fusion || fp32_scores || fallback) && !flash);
   if (u.masked_softmax()) unfused.push_back("the causal mask before the softmax");
   if (fallback) {
     notes.push_back(absl::StrCat("the fused softmax kernel does not run (", *fallback,
                                  "): PyTorch masks and softmaxes the scores apart (forward_torch_softmax), as under "
                                  "--no-masked-softmax-fusion"));
-  } else if (u.masked_softmax() && !r.Has("no-masked-softmax-fusion")) {
+  } else if (u.masked_softmax() && !no_fusion) {
     notes.push_back(
         "FP32 scores (no --fp16 or --bf16): Megatron's fused mask-and-softmax kernels take 16-bit scores only "
         "(FusedScaleMaskSoftmax.is_kernel_available), so the unfused attention masks and softmaxes apart, as under "

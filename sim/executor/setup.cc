@@ -15,6 +15,7 @@
 #include "base/status_macros.h"
 #include "base/units.h"
 #include "base/wall_limit.h"
+#include "proto/limits.h"
 #include "sim/collectives/primitives.h"
 #include "sim/collectives/simulate.h"
 #include "sim/engine/simulator.h"
@@ -499,6 +500,23 @@ void AddGradSync(const spec::PlanSpec& plan, int zero_stage, StageSetup& out) {
   if (zero_stage == 1 || zero_stage == 2) out.param_gather = ParamGather(out.layout, out.cost);
 }
 
+// The microbatches' passes of one stage alone, in series, within half of int64 picoseconds (about 46 days,
+// the validators' limits::kMaxSimulatedPs): the plan's rough bound prices FLOPs only, while a GPU type's per-kernel
+// floor (host_op_us, kernel_launch_us, up to 1 s each) multiplies by every kernel (host_op_us 1e6 at 1e6 microbatches:
+// an event scheduled before now, exit 134, session 42).
+absl::Status CheckIterationFits(const workload::StageCost& cost, int64_t microbatches, const spec::GpuSpec& gpu,
+                                const workload::GpuCompute& compute, absl::string_view where) {
+  const double max_s = TimeToSeconds(PicosecondsToTime(static_cast<int64_t>(proto::limits::kMaxSimulatedPs)));
+  const double pass_s = TimeToSeconds(cost.forward_time) + TimeToSeconds(cost.backward_time);
+  const double total_s = pass_s * static_cast<double>(std::max<int64_t>(1, microbatches));
+  if (total_s <= max_s) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "%s: one microbatch's forward and backward take %g s on GPU type \"%s\" (its per-kernel floor: host_op_us "
+      "%g, kernel launch %g us), so %d microbatches last %g s, beyond the %g s int64 picoseconds hold",
+      where, pass_s, gpu.name, TimeToMicroseconds(SecondsToTime(compute.host_op_s())),
+      TimeToMicroseconds(SecondsToTime(compute.kernel_launch_s())), microbatches, total_s, max_s));
+}
+
 // What a stage's replicas (or a mixed stage's group) on island `island` cost under `config`, with the
 // island's GPU compute model.
 struct PricedGroup {
@@ -517,6 +535,7 @@ absl::StatusOr<PricedGroup> PriceOnIsland(const ExecutionSetup& setup, int32_t i
   out.peak_flop_per_s = compute.peak_flop_per_s();
   out.memory_capacity_bytes = gpu_spec.hbm_capacity.value();
   HETSIM_ASSIGN_OR_RETURN(out.cost, workload::ComputeStageCost(*setup.model, config, compute, where));
+  HETSIM_RETURN_IF_ERROR(CheckIterationFits(out.cost, setup.spec.plan.microbatches, gpu_spec, compute, where));
   // Unscale (FP16), gradient norm and Adam over this GPU's shard of the states (and DeepSpeed 0.3.x's FP16
   // passes when the plan names them), then the iteration's host work.
   out.optimizer_time =

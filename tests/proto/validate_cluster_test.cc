@@ -84,6 +84,34 @@ TEST_CASE("cluster: peaks and efficiencies are finite and in range", "[validate]
   CHECK_PROBLEM(s, "c.pbtxt: gpu_types[1].peak_tflops_fp32: -1 is outside [0, 1e+06]");
 }
 
+// Below a floor, far from any GPU's, each refused at its own field: a peak of 1e-320 made every pass inf
+// and was caught only by the plan's "one iteration could last inf s" on a stage (session 41).
+TEST_CASE("cluster: rates and shares set below their floor are refused at the field", "[validate]") {
+  Cluster c = HaptCluster();
+  v1::GpuType& g = *c.mutable_gpu_types(0);
+  g.set_peak_tflops_fp16(0.05);  // floor 0.1 TFLOP/s
+  g.set_sustained_clock_fraction(1e-320);
+  g.set_hbm_bandwidth_gbytes_per_s(0.5);             // floor 1 GB/s
+  g.mutable_efficiency()->set_max_efficiency(5e-4);  // shares: floor 1e-3
+  g.mutable_efficiency()->set_hbm_efficiency(1e-4);
+  g.mutable_efficiency()->set_unfused_softmax_speed(9e-4);
+  const auto s = ValidateCluster(c, "c.pbtxt");
+  CHECK_PROBLEM(s, "c.pbtxt: gpu_types[0].peak_tflops_fp16: 0.05 is below the floor 0.1,");
+  CHECK_PROBLEM(s, "c.pbtxt: gpu_types[0].sustained_clock_fraction: 9.99989e-321 is below the floor 0.001,");
+  CHECK_PROBLEM(s, "c.pbtxt: gpu_types[0].hbm_bandwidth_gbytes_per_s: 0.5 is below the floor 1,");
+  CHECK_PROBLEM(s, "c.pbtxt: gpu_types[0].efficiency.max_efficiency: 0.0005 is below the floor 0.001,");
+  CHECK_PROBLEM(s, "c.pbtxt: gpu_types[0].efficiency.hbm_efficiency: 0.0001 is below the floor 0.001,");
+  CHECK_PROBLEM(s, "c.pbtxt: gpu_types[0].efficiency.unfused_softmax_speed: 0.0009 is below the floor 0.001,");
+  // At the floor is accepted; zero means unset (a preset's, or the full rate) and stays so.
+  g.set_peak_tflops_fp16(0.1);
+  g.set_sustained_clock_fraction(1e-3);
+  g.set_hbm_bandwidth_gbytes_per_s(1);
+  g.mutable_efficiency()->set_max_efficiency(1e-3);
+  g.mutable_efficiency()->set_hbm_efficiency(0);
+  g.mutable_efficiency()->set_unfused_softmax_speed(1e-3);
+  CHECK(ValidateCluster(c, "c.pbtxt").ok());
+}
+
 TEST_CASE("cluster: node types reference a known GPU type", "[validate]") {
   Cluster c = BigCluster();
   c.mutable_node_types(1)->set_gpu_type("h100");

@@ -471,7 +471,10 @@ const std::vector<CorpusCase> kCorpus = {
     {"megatron-lm_run_offline_inference.sh", 0, 0, 0, 0, k1F1B, 0, kNone,
      "no command of the script runs a Python training script"},
     {"megatron-lm_modelopt_conf_qwen3-30b-a3b.sh", 0, 0, 0, 0, k1F1B, 0, kNone,
-     "no command of the script runs a Python training script"},
+     "it only sets $MODEL_ARGS, flags for the script that sources it to add to its launch line (as Megatron-LM's "
+     "ModelOpt finetune.sh sources conf/*/*.sh for MODEL_ARGS). It lacks the training command, the node count and "
+     "--tensor-model-parallel-size, --pipeline-model-parallel-size, --expert-model-parallel-size, "
+     "--global-batch-size"},
     {"megatron-lm_mimo_run_mock_train.sh", 0, 0, 0, 0, k1F1B, 0, kNone,
      "--model-provider mock: Megatron-LM's MIMO trainer"},
     {"megatron-deepspeed_moe_ds_pretrain_gpt_350M_PR-MoE32or64.sh", 8, 0, 0, 0, k1F1B, 0, kNone,

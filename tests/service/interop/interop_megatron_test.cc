@@ -1289,6 +1289,20 @@ TEST_CASE("import: the fused softmax's shape limits, version by version, price P
   m = ImportOk(line(8192, "--transformer-impl local --no-masked-softmax-fusion"), cluster);
   CHECK(masked(m));
   CHECK_FALSE(HasNote(m, "the fused softmax kernel does not run"));
+  // Transformer Engine's unfused attention ignores the flag (TE's FusedScaleMaskSoftmax reads
+  // NVTE_MASKED_SOFTMAX_FUSION; TEDotProductAttention never passes Megatron's masked_softmax_fusion): its
+  // kernel runs where its shape check allows, and PyTorch's fallback prices where it does not.
+  m = ImportRoundTrip(line(8192, "--attention-backend unfused --no-masked-softmax-fusion"), cluster);
+  CHECK_FALSE(masked(m));
+  CHECK(HasNote(m, "no effect: --no-masked-softmax-fusion (Transformer Engine's unfused attention fuses its softmax"));
+  m = ImportRoundTrip(line(16384, "--attention-backend unfused --no-masked-softmax-fusion"), cluster);
+  CHECK(masked(m));
+  CHECK(HasNote(m, "(Transformer Engine's softmax.py: sequence 16384 outside the kernel's 16 < sk < 16384)"));
+  // A 16-bit plan whose unfused attention masks apart exports as Megatron's local layers, which follow the
+  // flag; imported back it is the same plan.
+  m = ImportRoundTrip(line(8192, "--transformer-impl local --attention-backend unfused --no-masked-softmax-fusion"),
+                      cluster);
+  CHECK(masked(m));
   // Megatron-LM v2.5 (2021, --checkpoint-activations): sk <= 2048.
   m = ImportOk(absl::StrReplaceAll(line(4096, "--checkpoint-activations"), {{"--bf16", "--fp16"}}), cluster);
   CHECK(m.plan.framework() == v1::MEGATRON_LM_2021);
