@@ -241,7 +241,7 @@ void AtMmaSyncSpeed(const GpuCompute& gpu, GemmTimes& t) {
 // A fused attention kernel (Gemm::fused_attention, k = 2 d) below the reference head dimension: shaped as
 // the reference's (k = 256, the same tiles and waves), so that the tile model's per-tile overhead, which is
 // a GEMM's, does not price its head dimension; returns what its times take of that shape's: its FLOPs' share
-// at FusedAttentionHeadDimSpeed, FlashAttention-2's published rate at d over 128.
+// at FusedAttentionHeadDimSpeed, its code's published rate at d over 128 (FlashAttention-2's or Triton's).
 double AtReferenceHeadDim(GemmShape& f, const GpuCompute& gpu, FusedAttentionCode code) {
   const double head_dim = f.k / 2;
   if (head_dim <= 0 || head_dim >= kFusedAttentionReferenceHeadDim) return 1;
