@@ -183,11 +183,14 @@ StageCollective OfLayerCollective(const LayerCollective& lc, int64_t bytes, int3
 
 }  // namespace
 
-double FusedAttentionHeadDimSpeed(double head_dim, int compute_capability) {
+double FusedAttentionHeadDimSpeed(double head_dim, int compute_capability, FusedAttentionCode code) {
   constexpr double kRef = kFusedAttentionReferenceHeadDim;
   if (head_dim >= kRef) return 1;
-  // FlashAttention-2's forward + backward rate at head dimension 64 over 128 (causal, 16K tokens).
-  const double at_64 = compute_capability / 10 == 9 ? 284.0 / 328.0 : 171.0 / 189.0;
+  // The forward + backward rate at head dimension 64 over 128 (causal, 16K tokens): FlashAttention-2's, or
+  // the FlashAttention Triton bar's of the same A100 figure (80 / 80) for a Triton kernel.
+  const double at_64 = code == FusedAttentionCode::kTriton ? 80.0 / 80.0
+                       : compute_capability / 10 == 9      ? 284.0 / 328.0
+                                                           : 171.0 / 189.0;
   // r = (64 / (64 + c)) / (128 / (128 + c)) solved for the kernel's d-independent work per block, c.
   const double c = kRef * (1 - at_64) / (2 * at_64 - 1);
   return head_dim / (head_dim + c) * (kRef + c) / kRef;
@@ -238,12 +241,13 @@ void AtMmaSyncSpeed(const GpuCompute& gpu, GemmTimes& t) {
 // A fused attention kernel (Gemm::fused_attention, k = 2 d) below the reference head dimension: shaped as
 // the reference's (k = 256, the same tiles and waves), so that the tile model's per-tile overhead, which is
 // a GEMM's, does not price its head dimension; returns what its times take of that shape's: its FLOPs' share
-// at FusedAttentionHeadDimSpeed, FlashAttention-2's published rate at d over 128.
-double AtReferenceHeadDim(GemmShape& f, const GpuCompute& gpu) {
+// at FusedAttentionHeadDimSpeed, its code's published rate at d over 128 (FlashAttention-2's or Triton's).
+double AtReferenceHeadDim(GemmShape& f, const GpuCompute& gpu, FusedAttentionCode code) {
   const double head_dim = f.k / 2;
   if (head_dim <= 0 || head_dim >= kFusedAttentionReferenceHeadDim) return 1;
   f.k = 2 * kFusedAttentionReferenceHeadDim;
-  return head_dim / kFusedAttentionReferenceHeadDim / FusedAttentionHeadDimSpeed(head_dim, gpu.compute_capability());
+  return head_dim / kFusedAttentionReferenceHeadDim /
+         FusedAttentionHeadDimSpeed(head_dim, gpu.compute_capability(), code);
 }
 
 void ScaleTimes(double factor, GemmTimes& t) {
@@ -284,7 +288,8 @@ GemmTimes TimeGemm(const Gemm& g, double b, const StageConfig& c, double experts
   } else {
     f.m *= b / cp;  // samples (this rank's tokens of them) stack along the rows
   }
-  const double head_dim_scale = g.fused_attention ? AtReferenceHeadDim(f, gpu) : 1;
+  const FusedAttentionCode code = g.mma_sync ? FusedAttentionCode::kTriton : FusedAttentionCode::kFlashAttention2;
+  const double head_dim_scale = g.fused_attention ? AtReferenceHeadDim(f, gpu, code) : 1;
   if (g.per_expert) f.m *= c.expert_parallel / experts * tp / c.tensor_parallel;
   if (g.grouped) f.batch *= local_experts;
   switch (g.split) {

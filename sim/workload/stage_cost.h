@@ -53,16 +53,23 @@ inline constexpr double kFlashAttention2BackwardRatio = 2.5 * 370.0 / 322.0;
 // one GEMM of k = 2 d) is its level; below it the kernel runs at FusedAttentionHeadDimSpeed of that rate.
 inline constexpr double kFusedAttentionReferenceHeadDim = 128;
 
+// Whose code a fused attention kernel is: FlashAttention-2's CUDA kernels (ATTENTION_FLASH) or a Triton
+// FlashAttention (ATTENTION_FLASH_TRITON: MPT's flash_attn_triton.py, launched as triton.ops's kernel is).
+enum class FusedAttentionCode : uint8_t { kFlashAttention2, kTriton };
+
 // A fused attention kernel's rate at head dimension `head_dim` over its rate at 128 (1 from 128 up), on a
-// GPU of `compute_capability`. FlashAttention-2's per-block work that does not grow with d (the online
-// softmax on the scores: Dao 2023, Sec. 3.1) makes its rate d / (d + c) of a rate, with c from its published
-// forward + backward rates at head dimension 64 over 128 (causal, 16K tokens; Dao 2023, arXiv 2307.08691,
-// Figs. 4(c),(d) on the A100 80GB: 171 / 189; Fig. 7(c),(d) on the H100 SXM5: 284 / 328; the flash-attn
-// repository's assets/flash2_a100_fwd_bwd_benchmark.png and flash2_h100_fwd_bwd_benchmark.png): the H100
-// figure on Hopper (9.x), the A100 figure on every other GPU (the kernels are Ampere code). Where the tile
-// model's k + tile_overhead_k gives head dimension 64 0.83 of 128's rate, these give 0.905 and 0.866.
+// GPU of `compute_capability`. The kernel's per-block work that does not grow with d (the online softmax on
+// the scores: Dao 2023, Sec. 3.1) makes its rate d / (d + c) of a rate, with c from its published forward +
+// backward rates at head dimension 64 over 128 (causal, 16K tokens; Dao 2023, arXiv 2307.08691, Figs.
+// 4(c),(d) on the A100 80GB, Fig. 7(c),(d) on the H100 SXM5; the flash-attn repository's
+// assets/flash2_a100_fwd_bwd_benchmark.png and flash2_h100_fwd_bwd_benchmark.png). FlashAttention-2: 171 /
+// 189 on the A100, 284 / 328 on the H100, the H100 figure on Hopper (9.x), the A100 figure on every other
+// GPU (the kernels are Ampere code): 0.905 and 0.866 where the tile model's k + tile_overhead_k gives
+// 0.83. Triton: the A100 figure's "FlashAttention Triton" bars, 80 / 80 (c = 0: its rate per FLOP does not
+// fall with d), on every GPU (the only Triton figure; the code is Ampere's mma.sync everywhere).
 // docs/cost-model.md, "Fused attention by head dimension".
-double FusedAttentionHeadDimSpeed(double head_dim, int compute_capability);
+double FusedAttentionHeadDimSpeed(double head_dim, int compute_capability,
+                                  FusedAttentionCode code = FusedAttentionCode::kFlashAttention2);
 
 // What the cost model prices of a plan's stage (with the plan's micro-batch size and CP degree).
 StageConfig StageConfigOf(const spec::StageSpec& stage, uint64_t micro_batch_size, int context_parallel = 1);

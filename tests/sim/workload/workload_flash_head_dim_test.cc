@@ -86,13 +86,31 @@ TEST_CASE("flash head dim: the core at head dimension 64 takes its FLOPs at the 
   }
 }
 
-TEST_CASE("flash head dim: the Triton kernel takes the same term, at its mma.sync speed on Hopper",
-          "[flash_head_dim]") {
-  const double speed = FusedAttentionHeadDimSpeed(64, 90);
-  const ContextParallelAttention flash = Core("H100-SXM", 32, true);
-  const ContextParallelAttention triton = Core("H100-SXM", 32, true, hetsim::v1::ATTENTION_FLASH_TRITON);
-  const double mma = hetsim::testing::PresetComputeOk("H100-SXM", hetsim::v1::BF16).mma_sync_speed();
-  CHECK(triton.core_forward_s == Approx(flash.core_forward_s / mma).epsilon(1e-12));
-  const ContextParallelAttention triton128 = Core("H100-SXM", 16, true, hetsim::v1::ATTENTION_FLASH_TRITON);
-  CHECK(triton128.core_forward_s / triton.core_forward_s == Approx(speed).epsilon(5e-3));
+TEST_CASE("flash head dim: a Triton kernel's published rate at head dimension 64 over 128", "[flash_head_dim]") {
+  // Dao 2023, Fig. 4(c),(d), the "FlashAttention Triton" bars (A100 80GB, causal, forward + backward, 16K
+  // tokens): 80 and 80 TFLOP/s, so c = 0 and the rate per FLOP is 128's at every head dimension below it.
+  using hetsim::workload::FusedAttentionCode;
+  for (const int capability : {0, 80, 90})
+    for (const double d : {32.0, 64.0, 96.0, 128.0})
+      CHECK(FusedAttentionHeadDimSpeed(d, capability, FusedAttentionCode::kTriton) == 1);
+  // FlashAttention-2's code keeps its own term (the default).
+  CHECK(FusedAttentionHeadDimSpeed(64, 80, FusedAttentionCode::kFlashAttention2) == FusedAttentionHeadDimSpeed(64, 80));
+}
+
+TEST_CASE("flash head dim: the Triton kernel takes its own term, at its mma.sync speed on Hopper", "[flash_head_dim]") {
+  for (const char* preset : {"A100-80GB", "H100-SXM"}) {
+    const double mma = hetsim::testing::PresetComputeOk(preset, hetsim::v1::BF16).mma_sync_speed();
+    // At head dimension 128 the two kernels differ by the mma.sync speed alone (1 on the A100).
+    const ContextParallelAttention flash128 = Core(preset, 16, true);
+    const ContextParallelAttention triton128 = Core(preset, 16, true, hetsim::v1::ATTENTION_FLASH_TRITON);
+    CHECK(triton128.core_forward_s == Approx(flash128.core_forward_s / mma).epsilon(1e-12));
+    // At 64 (32 heads of 64 against 16 of 128: the same FLOPs) the Triton kernel takes them at 128's rate,
+    // where FlashAttention-2 takes them at 171 / 189 (A100) or 284 / 328 (H100) of it.
+    const ContextParallelAttention triton64 = Core(preset, 32, true, hetsim::v1::ATTENTION_FLASH_TRITON);
+    CHECK(triton128.core_forward_s / triton64.core_forward_s == Approx(1).epsilon(5e-3));
+    CHECK(triton128.core_backward_s / triton64.core_backward_s == Approx(1).epsilon(5e-3));
+    const ContextParallelAttention flash64 = Core(preset, 32, true);
+    const double fa2 = std::string(preset) == "H100-SXM" ? 284.0 / 328.0 : 171.0 / 189.0;
+    CHECK(triton64.core_forward_s == Approx(flash64.core_forward_s * fa2 / mma).epsilon(5e-3));
+  }
 }
