@@ -143,6 +143,9 @@ class ClusterModel {
   // having fewer nodes' bandwidth behind its links.
   Time PlacedBoundaryTime(int from, int to, double bytes, PlacedMesh sender, PlacedMesh receiver) const;
   const LinkFigures& BoundaryLink(int from, int to) const { return boundary_[from * num_islands() + to]; }
+  // Whether islands `a` and `b` (a != b) sit on one flat network (Island.network): no link of their own
+  // joins them, each node's NICs reach the other's through the network's switches.
+  bool SharesNetwork(int a, int b) const { return shared_network_[a * num_islands() + b]; }
 
   // A stage's layer collectives, forward or backward, each on its group (StageGroups); CollectiveTime
   // prices one entry (all its calls).

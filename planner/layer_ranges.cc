@@ -326,8 +326,7 @@ std::optional<NcclPrice> PriceOf(const RangeRing& ring, const std::vector<RangeC
 // beside the holding stages' NIC shares.
 void AddNodeNics(const RangeRing& ring, const NcclPrice& price, SharedFlow& flow) {
   for (const auto& [key, nic] : ring.nics) {
-    flow.links.emplace_back(kNodeNicKey - (key - kMixedNicKey),
-                            nic.first * price.payload_fraction / price.nic_load / std::max(1, nic.second));
+    flow.links.emplace_back(kNodeNicKey - (key - kMixedNicKey), price.NicBytesPerS(nic.first, nic.second));
   }
 }
 

@@ -198,7 +198,9 @@ MixedRing MixedRingOf(const ClusterModel& cluster, const std::vector<SearchedGro
     out.hop_bytes_per_s.push_back(cluster.NicShare(im, g.shape.gpus_per_node) / shards);
     for (const SearchedGroup& other : groups) {
       out.latency = std::max(out.latency, cluster.BoundaryLink(g.island, other.island).latency);
-      if (other.island == g.island) continue;
+      // On one flat network the islands' crossing is each node's NICs (the hops, and where placed the NIC
+      // links): no link of its own that every ring between them shares.
+      if (other.island == g.island || cluster.SharesNetwork(g.island, other.island)) continue;
       const std::pair<int, int> pair = std::minmax(g.island, other.island);
       const double r = CrossingBytesPerS(cluster, g.island, other.island, g.shape, rings);
       auto [it, added] = out.crossing_bytes_per_s.emplace(pair, r);
@@ -291,12 +293,14 @@ std::optional<SharedFlow> MixedRingFlow(const ClusterModel& cluster, const std::
   flow.bytes = steps / ring.replicas * ring.bytes;
   flow.latency = SecondsToTime(price->latency_s);
   // One ring alone moves at NCCL's pace, which has seen every link it crosses: a NIC or a crossing never
-  // gives a lone ring less, only divides among the rings through it (this stage's, and in Predict others').
+  // gives a lone ring less, only divides among the rings through it (this stage's, and in Predict others'),
+  // each NIC in its protocol's payload bytes over the busiest NIC's share of a ring's (NcclPrice::NicBytesPerS,
+  // as the layer ranges' node NICs).
   const double alone = price->bandwidth_s() > 0 ? flow.bytes / price->bandwidth_s() : 0;
   if (alone > 0) flow.links.emplace_back(-1, alone / load);
   if (!ring.one_node) {
     for (const auto& [key, nic] : MixedNicLinks(cluster, groups, finest, expert_block))
-      flow.links.emplace_back(key, std::max(nic.first, alone) / nic.second);
+      flow.links.emplace_back(key, std::max(price->NicBytesPerS(nic.first, 1), alone) / nic.second);
   }
   for (const auto& [pair, rate] : ring.crossing_bytes_per_s) {
     if (std::isfinite(rate)) {

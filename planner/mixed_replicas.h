@@ -85,6 +85,8 @@ struct MixedRing {
   bool one_node = false;                // every group on one node: the hops are intra-node links
   std::vector<double> hop_bytes_per_s;  // per group: what its GPUs' NIC share (one node: links) gives each ring
   // Per pair of the groups' islands (first < second): what the crossing between them gives each ring.
+  // Per pair of the groups' islands (first < second) joined by links of their own (not one flat network,
+  // whose crossing is the nodes' NICs): what the crossing between them gives each ring.
   std::map<std::pair<int, int>, double> crossing_bytes_per_s;
   double BytesPerS() const;  // the slowest of the above
 };

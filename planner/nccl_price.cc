@@ -3,81 +3,114 @@
 #include <algorithm>
 #include <utility>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "sim/collectives/layout.h"
 #include "sim/collectives/nccl_model.h"
 
 namespace hetsim::planner {
 
-double CrossingLoadRatio(const topology::Topology& topology, const std::vector<GpuId>& gpus,
-                         const collectives::CollectiveShape& shape) {
-  const bool hier = shape.algorithm == collectives::CollectiveAlgorithm::kHierarchical;
-  if (!hier && shape.algorithm != collectives::CollectiveAlgorithm::kTree) return 1;
+namespace {
+
+// Every transfer between two GPUs that an all-reduce over `gpus` run as `shape` makes, with its share of the
+// bytes one way (`add(from, to, share)`), as the simulator lays the algorithm out (sim/collectives/algorithms.cc):
+// a ring's channels each over its own order (ChannelOrder: every node's ranks rotated by the channel), 2 (n - 1)
+// / n of 1 / channels of the bytes a hop; a double tree's edges (NCCL's over the nodes, a chain inside each:
+// DoubleTreeEdges) half of their channel's bytes each way, x the per-channel cap's factor; a hierarchical
+// all-reduce's rails (rank i of every node) rings (or trees) over the nodes with 1 / g of the bytes each.
+// The ring of channel 0 alone when `ring_only`: the reference the ratios below divide by.
+void ForEachTransfer(const topology::Topology& topology, const std::vector<GpuId>& gpus,
+                     const collectives::CollectiveShape& shape, bool ring_only,
+                     absl::FunctionRef<void(GpuId, GpuId, double)> add) {
   const std::vector<collectives::Ranks> nodes = collectives::GroupByNode(topology, gpus);
-  std::map<std::pair<int, int>, double> load;  // per (from, to) island
-  const auto add = [&](GpuId from, GpuId to, double weight) {
-    const absl::StatusOr<topology::GpuLocation> a = topology.Locate(from), b = topology.Locate(to);
-    if (a.ok() && b.ok() && a->island != b->island) load[{a->island, b->island}] += weight;
-  };
-  const auto ring = [&](const collectives::Ranks& ranks, double weight) {
-    for (size_t r = 0; ranks.size() > 1 && r < ranks.size(); ++r) add(ranks[r], ranks[(r + 1) % ranks.size()], weight);
+  const auto ring = [&](const collectives::Ranks& ranks, double share) {
+    for (size_t r = 0; ranks.size() > 1 && r < ranks.size(); ++r) add(ranks[r], ranks[(r + 1) % ranks.size()], share);
   };
   const std::vector<int32_t> no_nodes;  // a rail's ranks: a node each
-  const auto tree = [&](const collectives::Ranks& ranks, const std::vector<int32_t>& node_sizes, double weight) {
+  const auto tree = [&](const collectives::Ranks& ranks, const std::vector<int32_t>& node_sizes, double share) {
     for (int32_t t = 0; t < 2; ++t) {
       for (const auto& [child, parent] :
            collectives::DoubleTreeEdges(static_cast<int32_t>(ranks.size()), t, node_sizes)) {
-        add(ranks[child], ranks[parent], weight);
-        add(ranks[parent], ranks[child], weight);
+        add(ranks[child], ranks[parent], share);
+        add(ranks[parent], ranks[child], share);
       }
     }
   };
-  const auto busiest = [&] {
+  const double n = static_cast<double>(gpus.size());
+  const int32_t channels = std::max<int32_t>(1, shape.channels);
+  switch (ring_only ? collectives::CollectiveAlgorithm::kAuto : shape.algorithm) {
+    case collectives::CollectiveAlgorithm::kRing:
+      for (int32_t c = 0; c < channels; ++c) ring(collectives::ChannelOrder(nodes, c), 2 * (n - 1) / n / channels);
+      return;
+    case collectives::CollectiveAlgorithm::kTree: {
+      const std::vector<int32_t> sizes = collectives::NodeSizes(nodes);
+      // A tree under NCCL's per-channel cap moves its bytes x the cap's factor on every link, as the simulator runs it.
+      for (int32_t c = 0; c < channels; ++c) {
+        tree(collectives::ChannelOrder(nodes, c), sizes, 0.5 / channels * shape.channel_cap_factor);
+      }
+      return;
+    }
+    case collectives::CollectiveAlgorithm::kHierarchical: {
+      const size_t g = nodes.front().size();
+      const double rails = static_cast<double>(g), num_nodes = static_cast<double>(nodes.size());
+      for (size_t i = 0; i < g; ++i) {
+        collectives::Ranks rail;
+        for (const collectives::Ranks& node : nodes) rail.push_back(node[i]);
+        if (shape.inter_node == collectives::CollectiveAlgorithm::kTree) {
+          tree(rail, no_nodes, 0.5 / rails);
+        } else {
+          ring(rail, 2 * (num_nodes - 1) / num_nodes / rails);
+        }
+      }
+      return;
+    }
+    default: ring(collectives::ChannelOrder(nodes, 0), 2 * (n - 1) / n);
+  }
+}
+
+// The busiest `key` (of a transfer; none: it loads no such key) under `shape` over the same under one ring
+// (ForEachTransfer), 1 when the ring loads none.
+template <typename Key>
+double LoadRatio(const topology::Topology& topology, const std::vector<GpuId>& gpus,
+                 const collectives::CollectiveShape& shape,
+                 absl::FunctionRef<void(GpuId, GpuId, absl::FunctionRef<void(Key)>)> keys) {
+  const auto busiest = [&](bool ring_only) {
+    std::map<Key, double> load;
+    ForEachTransfer(topology, gpus, shape, ring_only,
+                    [&](GpuId from, GpuId to, double share) { keys(from, to, [&](Key k) { load[k] += share; }); });
     double most = 0;
-    for (const auto& [pair, bytes] : load) most = std::max(most, bytes);
-    load.clear();
+    for (const auto& [k, bytes] : load) most = std::max(most, bytes);
     return most;
   };
-  const double n = static_cast<double>(gpus.size());
-  ring(collectives::ChannelOrder(nodes, 0), 2 * (n - 1) / n);
-  const double reference = busiest();
-  if (!(reference > 0)) return 1;
-  if (!hier) {
-    const std::vector<int32_t> sizes = collectives::NodeSizes(nodes);
-    for (int32_t c = 0; c < shape.channels; ++c) tree(collectives::ChannelOrder(nodes, c), sizes, 0.5 / shape.channels);
-    // A tree under NCCL's per-channel cap moves its bytes x the cap's factor on every link, as the simulator runs it.
-    return busiest() * shape.channel_cap_factor / reference;
-  }
-  const size_t g = nodes.front().size();
-  const double rails = static_cast<double>(g), num_nodes = static_cast<double>(nodes.size());
-  for (size_t i = 0; i < g; ++i) {
-    collectives::Ranks rail;
-    for (const collectives::Ranks& node : nodes) rail.push_back(node[i]);
-    if (shape.inter_node == collectives::CollectiveAlgorithm::kTree) {
-      tree(rail, no_nodes, 0.5 / rails);
-    } else {
-      ring(rail, 2 * (num_nodes - 1) / num_nodes / rails);
-    }
-  }
-  return busiest() / reference;
+  const double reference = busiest(true);
+  return reference > 0 ? busiest(false) / reference : 1;
+}
+
+}  // namespace
+
+double CrossingLoadRatio(const topology::Topology& topology, const std::vector<GpuId>& gpus,
+                         const collectives::CollectiveShape& shape) {
+  if (shape.algorithm != collectives::CollectiveAlgorithm::kHierarchical &&
+      shape.algorithm != collectives::CollectiveAlgorithm::kTree)
+    return 1;
+  using Pair = std::pair<int, int>;  // (from, to) island
+  return LoadRatio<Pair>(topology, gpus, shape, [&](GpuId from, GpuId to, absl::FunctionRef<void(Pair)> load) {
+    const absl::StatusOr<topology::GpuLocation> a = topology.Locate(from), b = topology.Locate(to);
+    if (a.ok() && b.ok() && a->island != b->island) load({a->island, b->island});
+  });
 }
 
 double NicLoadRatio(const topology::Topology& topology, const std::vector<GpuId>& gpus,
                     const collectives::CollectiveShape& shape) {
-  if (shape.algorithm != collectives::CollectiveAlgorithm::kRing) return 1;
-  const std::vector<collectives::Ranks> nodes = collectives::GroupByNode(topology, gpus);
-  if (nodes.size() < 2) return 1;
-  const int32_t channels = std::max<int32_t>(1, shape.channels);
-  std::map<topology::DeviceId, int> exits;  // per NIC: the channels leaving a node through it
-  for (int32_t c = 0; c < channels; ++c) {
-    for (const collectives::Ranks& node : nodes) {
-      const size_t shift = static_cast<size_t>(c) % node.size();
-      ++exits[topology.nic_of(node[(shift + node.size() - 1) % node.size()])];
-    }
-  }
-  int most = 1;
-  for (const auto& [nic, count] : exits) most = std::max(most, count);
-  return static_cast<double>(most) / channels;
+  if (collectives::GroupByNode(topology, gpus).size() < 2) return 1;
+  using Way = std::pair<topology::DeviceId, bool>;  // (NIC, into its node)
+  return LoadRatio<Way>(topology, gpus, shape, [&](GpuId from, GpuId to, absl::FunctionRef<void(Way)> load) {
+    const topology::DeviceId out = topology.nic_of(from), in = topology.nic_of(to);
+    const absl::StatusOr<topology::GpuLocation> a = topology.Locate(from), b = topology.Locate(to);
+    if (!a.ok() || !b.ok() || (a->island == b->island && a->node == b->node)) return;
+    load({out, false});
+    load({in, true});
+  });
 }
 
 std::optional<NcclPrice> RangeNccl::Of(const std::vector<GpuId>& gpus, CollectiveOp op, int64_t bytes) {
@@ -107,6 +140,7 @@ std::optional<NcclPrice> RangeNccl::Of(const std::vector<GpuId>& gpus, Collectiv
                   op == CollectiveOp::kAllReduce ? CrossingLoadRatio(topology_, gpus, shape) : 1.0,
                   NicLoadRatio(topology_, gpus, shape),
                   topology_.nccl_model() ? collectives::ProtocolBandwidthFraction(shape.protocol) : 1.0};
+
   return out;
 }
 

@@ -27,11 +27,13 @@ namespace hetsim::planner {
 double CrossingLoadRatio(const topology::Topology& topology, const std::vector<GpuId>& gpus,
                          const collectives::CollectiveShape& shape);
 
-// The largest share of a ring's bytes over `gpus` run as `shape` that leaves one node through one NIC: each
-// channel's ring (collectives::ChannelOrder: every node's ranks rotated by the channel) leaves a node from
-// its last rank there, through that GPU's NIC, with 1 / channels of the bytes; a NIC that several channels
-// leave by carries their shares. 1 where the ring leaves each node through its one NIC, and for the
-// algorithms other than the ring (a tree's or a hierarchy's NIC loads are not counted).
+// What the busiest NIC (each direction apart) carries of an all-reduce over `gpus` run as `shape`, for a ring's
+// bytes through a NIC (2 (n - 1) / n of them): a ring's channels each leave a node from their last rank there
+// (collectives::ChannelOrder rotates each node's ranks per channel), through that GPU's NIC, with 1 / channels
+// of the bytes, so a NIC that several channels leave by carries their shares; a double tree's edges between
+// nodes half of their channel's bytes each way (x the per-channel cap's factor: 2/3 of a ring's for 2 GPUs on
+// each of 2 nodes); a hierarchy's rails each 1 / g of a ring's over the nodes. 1 inside one node. The same walk
+// of the algorithm's transfers as CrossingLoadRatio.
 double NicLoadRatio(const topology::Topology& topology, const std::vector<GpuId>& gpus,
                     const collectives::CollectiveShape& shape);
 
@@ -55,6 +57,13 @@ struct NcclPrice {
   // Simple 1; the smallest when it stands for several).
   double payload_fraction = 1;
   double bandwidth_s() const { return std::max(0.0, seconds - latency_s); }
+  // What a NIC whose link carries `link_bytes_per_s` one way (the simulator's rate: line x NCCL's efficiency)
+  // gives each of `rings` such collectives through it, in payload bytes of a ring's: its protocol's payload
+  // fraction of the rate, over the busiest NIC's share of a ring's bytes (nic_load). The layer ranges' node
+  // NICs and a mixed stage's (planner/layer_ranges.cc, planner/mixed_replicas.cc) both take it.
+  double NicBytesPerS(double link_bytes_per_s, int rings) const {
+    return link_bytes_per_s * payload_fraction / nic_load / std::max(1, rings);
+  }
 };
 
 class RangeNccl {

@@ -206,10 +206,11 @@ TEST_CASE("mixed replicas: a placed ring leaves each node once at NCCL's estimat
 
 TEST_CASE("mixed replicas: the shard rings of TP 4 groups share each node's one NIC", "[planner][mixed]") {
   // The bundled example's stage 0: an A100 TP 4 replica (GPUs 0-3) beside two L40S TP 4 replicas (the
-  // L40S node's 8 GPUs): four shard rings of three GPUs, each crossing both nodes' one NIC. A NIC or the
-  // crossing gives each ring a quarter of what it carries, but never less than a quarter of NCCL's own
-  // pace for one ring alone: between two nodes NCCL takes the double tree, which sends each byte once
-  // each way (sim/collectives, NcclTwoNodeTreeRatio), faster than a ring's 2 (n - 1) / n through the NIC.
+  // L40S node's 8 GPUs): four shard rings of three GPUs, each crossing both nodes' one NIC. A NIC gives
+  // each ring a quarter of what it carries, but never less than a quarter of NCCL's own pace for one ring
+  // alone: between two nodes NCCL takes the double tree, which sends each byte once each way (sim/collectives,
+  // NcclTwoNodeTreeRatio), 3/4 of a ring's 2 (n - 1) / n = 4/3 through the NIC (NicLoadRatio, since session
+  // 42: the NIC link C = 100 Gb/s x Ethernet's 0.80 carries C / (3/4) of a ring's bytes).
   const std::unique_ptr<ClusterModel> cluster = MixedCloud();
   const int64_t bytes = int64_t{700} << 20;
   const std::vector<SearchedGroup> groups = {PlacedGroup(0, 4, 4, bytes), PlacedGroup(1, 8, 4, bytes)};
@@ -224,22 +225,54 @@ TEST_CASE("mixed replicas: the shard rings of TP 4 groups share each node's one 
   REQUIRE(alone);
   const double pace = wire / alone->bandwidth_s();  // one ring alone, at NCCL's estimate
   CHECK(pace > nic / 4);
+  CHECK(alone->nic_load == Approx(3.0 / 4).epsilon(1e-12));
+  const double link = 0.8 * nic;  // the simulator's NIC link
   int nics = 0;
   for (const auto& [key, rate] : flow->links) {
     if (key < kMixedNicKey) continue;
     ++nics;
-    CHECK(rate == Approx(std::max(nic, pace) / 4).epsilon(1e-12));
+    CHECK(rate == Approx(std::max(link / (3.0 / 4), pace) / 4).epsilon(1e-12));
   }
   CHECK(nics == 2);
-  // What crosses from the A100 to the L40S island (a boundary transfer over TCP sockets: less than the
-  // NIC's 100 Gb/s) is shared by the four rings as well.
+  // The islands share one flat network: what crosses from the A100 to the L40S island goes through the
+  // nodes' NICs, no link of its own (before session 42 a boundary transfer's rate, shared by every ring
+  // between the islands as if a gateway joined them). The slowest is the NICs' quarter.
   const MixedRing parts = MixedRingOf(*cluster, groups);
-  REQUIRE(parts.crossing_bytes_per_s.size() == 1);
-  const double crossing = parts.crossing_bytes_per_s.begin()->second * 4;
-  CHECK(crossing < nic);
-  const double slowest = std::min(std::max(nic, pace), std::max(crossing, pace)) / 4;
+  CHECK(parts.crossing_bytes_per_s.empty());
   CHECK(TimeToSeconds(MixedDenseRingTime(*cluster, groups, pricer)) ==
-        Approx(alone->latency_s + wire / slowest).epsilon(1e-6));
+        Approx(alone->latency_s + wire / std::min(pace, std::max(link / (3.0 / 4), pace) / 4)).epsilon(1e-6));
+}
+
+TEST_CASE("mixed replicas: a stage's NICs carry LL's wire bytes, four of them a payload byte", "[planner][mixed]") {
+  // Session 42: an A100 TP 4 replica (GPUs 0-3) beside an L40S TP 4 replica, 16 KiB of gradients a shard:
+  // four shard rings of two GPUs, one a node, each NCCL's LL (the fastest for so few bytes: its step latency
+  // the smallest), whose 8-byte lines carry 4 bytes of payload (NCCL's LL, ProtocolBandwidthFraction 1/4).
+  // Each node's one NIC (the simulator's link: 100 Gb/s x Ethernet's 0.80 = C) carries the four rings' wire
+  // bytes: each ring gets C x 1/4 / 4 of payload, no less than its own pace alone over the 4 rings; a ring of
+  // 2 GPUs on 2 nodes leaves each node once (NicLoadRatio 1). Before, each got C / 4, four times the payload.
+  const std::unique_ptr<ClusterModel> cluster = MixedCloud();
+  const int64_t bytes = int64_t{16} << 10;
+  const std::vector<SearchedGroup> groups = {PlacedGroup(0, 4, 4, bytes), PlacedGroup(1, 4, 4, bytes)};
+  RangeNccl pricer(*cluster);
+  const std::optional<SharedFlow> flow = MixedDenseRingFlow(*cluster, groups, pricer);
+  REQUIRE(flow);
+  const double wire = 2.0 * 1 / 2 * static_cast<double>(bytes);  // a ring of 2: 2 (n - 1) / n of the bytes
+  CHECK(flow->bytes == Approx(wire).epsilon(1e-12));
+  const double nic = 0.8 * 100e9 / 8;
+  CHECK(cluster->island(0).nic_link_bytes_per_s == Approx(nic).epsilon(1e-12));
+  const std::optional<NcclPrice> alone = pricer.Of({GpuId(0), GpuId(16)}, CollectiveOp::kAllReduce, bytes);
+  REQUIRE(alone);
+  CHECK(alone->payload_fraction == 0.25);  // LL
+  CHECK(alone->nic_load == 1);
+  const double pace = wire / alone->bandwidth_s();
+  int nics = 0;
+  for (const auto& [key, rate] : flow->links) {
+    if (key < kMixedNicKey) continue;
+    ++nics;
+    CHECK(rate == Approx(std::max(nic / 4, pace) / 4).epsilon(1e-12));
+    CHECK(rate < nic / 4 / 2);
+  }
+  CHECK(nics == 2);
 }
 
 TEST_CASE("mixed replicas: an MoE stage's expert rings are NCCL flows through each node's NIC after the dense ring",
@@ -276,7 +309,9 @@ TEST_CASE("mixed replicas: an MoE stage's expert rings are NCCL flows through ea
     if (key == -1) CHECK(rate == Approx(pace / 2).epsilon(1e-12));
     if (key < kMixedNicKey) continue;
     ++nics;
-    CHECK(rate == Approx(std::max(nic, pace) / 8).epsilon(1e-12));
+    // The expert ring of 3 GPUs on 2 nodes runs as a double tree: 3/4 of a ring's bytes through each NIC.
+    CHECK(alone->nic_load == Approx(3.0 / 4).epsilon(1e-12));
+    CHECK(rate == Approx(std::max(nic / (3.0 / 4), pace) / 8).epsilon(1e-12));
   }
   CHECK(nics == 2);
   // The NIC-share price (each L40S GPU's eighth of the line rate over its two rings) is far slower.

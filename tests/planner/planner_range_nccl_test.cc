@@ -34,13 +34,15 @@ namespace {
 
 constexpr double kParams[] = {1e7, 2e7, 3e7};  // three layers' parameters (BF16: 2 bytes each)
 
-workload::ModelCost ThreeLayerModel() {
+// Layers of kParams' parameters, `copies` times over.
+workload::ModelCost ThreeLayerModel(int copies = 1) {
   v1::Model m;
   m.set_name("three");
   m.set_dtype(v1::BF16);
   v1::LayerList* list = m.mutable_layer_list();
   list->set_seq_length(1024);
-  for (double params : kParams) {
+  for (int c = 0; c < copies * 3; ++c) {
+    const double params = kParams[c % 3];
     v1::Layer* l = list->add_layers();
     l->set_name("l");
     l->set_forward_gflop_per_sample(10);
@@ -317,6 +319,84 @@ TEST_CASE("range rings: small buckets of ranges at once share the NIC in LL's wi
     INFO("range " << k);
     CHECK(FirstBucketSeconds(price, k) == Approx(alone + 2 * half / (nic / 4)).epsilon(1e-6));
   }
+}
+
+TEST_CASE("range rings: on one flat network each range crosses its own nodes' NICs, no link every range shares",
+          "[planner][pipelines][ranges][nccl]") {
+  // The mixed cloud (examples/cluster-mixed-cloud.pbtxt: 2 A100 and 2 L40S nodes, one 100 Gb/s NIC a node,
+  // all on one network, no gateway): an A100 pipeline and an L40S pipeline of six one-layer stages, stages
+  // 0-2 on GPUs 0-2 of each island's node 0, stages 3-5 on node 1; layer k of kParams[k % 3] parameters.
+  // Ranges 0-2 ring over the two node-0 NICs, ranges 3-5 over the node-1 NICs: each NIC shares three ranges,
+  // as ThreeRangesOnTwoNodes on the lab (ends 3 P_0 / C, (P_0 + 2 P_1) / C, (P_0 + P_1 + P_2) / C, then
+  // each its latency), C the NIC link (100 Gb/s x Ethernet's 0.80). Before session 42 the islands' crossing
+  // was one link of a boundary's rate shared by all six ranges: the last ended at 2 (P_0 + P_1 + P_2) / C.
+  absl::StatusOr<v1::Cluster> c =
+      proto::LoadCluster(proto::Source::File(HETSIM_SOURCE_DIR "/examples/cluster-mixed-cloud.pbtxt"));
+  REQUIRE(c.ok());
+  absl::StatusOr<std::unique_ptr<ClusterModel>> cluster = testing::ClusterModelOf(*c, spec::DType::kBf16);
+  REQUIRE(cluster.ok());
+  const workload::ModelCost model = ThreeLayerModel(2);
+  std::vector<std::vector<SearchedStage>> stages(2);
+  std::vector<Prediction> predictions(2);
+  std::vector<PricedPipeline> pipelines;
+  for (int p = 0; p < 2; ++p) {
+    predictions[p].stages.assign(6, StagePrediction{});
+    for (int i = 0; i < 6; ++i) {
+      SearchedStage& s = stages[p].emplace_back();
+      s.first_layer = i;
+      s.num_layers = 1;
+      s.island = p;
+      s.shape = {1, 1};
+      s.option.config.zero_stage = 1;
+      predictions[p].stages[i].last_backward_end = MillisecondsToTime(1);
+    }
+    predictions[p].pipeline = MillisecondsToTime(1);
+    pipelines.push_back({cluster->get(), &stages[p], &predictions[p], {0, 0, 0, 1, 1, 1}, {0, 1, 2, 0, 1, 2}});
+  }
+  const LayerRangesPrice price = PriceLayerRanges(model, **cluster, {.overlap_param_gather = true}, pipelines);
+  REQUIRE(price.range_times.size() == 6);
+  const double nic = 0.8 * 100e9 / 8;
+  const double ends[3] = {3 * kParams[0] / nic, (kParams[0] + 2 * kParams[1]) / nic,
+                          (kParams[0] + kParams[1] + kParams[2]) / nic};
+  for (int k = 0; k < 6; ++k) {
+    const topology::Topology& t = (*cluster)->topology();
+    const Ring ring{**cluster, {*t.GpuIdOf(0, k / 3, k % 3), *t.GpuIdOf(1, k / 3, k % 3)}};
+    REQUIRE(ring.HopOf(0, collectives::NcclProtocol::kSimple).bytes_per_s == Approx(nic).epsilon(1e-12));
+    const double latency = ring.HalfSeconds(2 * kParams[k % 3]) - kParams[k % 3] / nic;
+    CHECK(latency > 0);
+    INFO("range " << k);
+    CHECK(FirstBucketSeconds(price, k) == Approx(ends[k % 3] + latency).epsilon(1e-6));
+  }
+}
+
+TEST_CASE("range rings: a double tree between two nodes loads each NIC with 2/3 of a ring's bytes", "[planner][nccl]") {
+  // Four GPUs, two on each of the mixed cloud's A100 nodes (one NIC a node). A ring (one channel) sends
+  // 2 (n - 1) / n = 3/2 of the bytes S out of each node and into it. NCCL's double tree over the two
+  // nodes (a chain inside each) has one edge between them in each tree, each tree moving half of S up and
+  // down it: S each way through each NIC, 2/3 of the ring's. A hierarchy's rails (2 of them, a ring of 2
+  // nodes each with half of S) move 2 (2 - 1) / 2 x S/2 each, S in all through the node's one NIC: 2/3 too.
+  absl::StatusOr<v1::Cluster> c =
+      proto::LoadCluster(proto::Source::File(HETSIM_SOURCE_DIR "/examples/cluster-mixed-cloud.pbtxt"));
+  REQUIRE(c.ok());
+  absl::StatusOr<std::unique_ptr<ClusterModel>> cluster = testing::ClusterModelOf(*c, spec::DType::kBf16);
+  REQUIRE(cluster.ok());
+  const topology::Topology& t = (*cluster)->topology();
+  const std::vector<GpuId> gpus = {*t.GpuIdOf(0, 0, 0), *t.GpuIdOf(0, 0, 1), *t.GpuIdOf(0, 1, 0), *t.GpuIdOf(0, 1, 1)};
+  collectives::CollectiveShape shape;
+  shape.channels = 1;
+  shape.algorithm = collectives::CollectiveAlgorithm::kRing;
+  CHECK(NicLoadRatio(t, gpus, shape) == Approx(1).epsilon(1e-12));
+  shape.channels = 2;  // both channels leave through the node's one NIC
+  CHECK(NicLoadRatio(t, gpus, shape) == Approx(1).epsilon(1e-12));
+  shape.channels = 1;
+  shape.algorithm = collectives::CollectiveAlgorithm::kTree;
+  CHECK(NicLoadRatio(t, gpus, shape) == Approx(2.0 / 3).epsilon(1e-12));
+  shape.algorithm = collectives::CollectiveAlgorithm::kHierarchical;
+  shape.inter_node = collectives::CollectiveAlgorithm::kRing;
+  CHECK(NicLoadRatio(t, gpus, shape) == Approx(2.0 / 3).epsilon(1e-12));
+  // Inside one node nothing leaves it.
+  shape.algorithm = collectives::CollectiveAlgorithm::kTree;
+  CHECK(NicLoadRatio(t, {gpus[0], gpus[1]}, shape) == 1);
 }
 
 // The 8-expert case model (tests/planner_data/moe-hapt-case.pbtxt) as two one-stage pipelines of TP 1 x DP 8 at
