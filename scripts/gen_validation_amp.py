@@ -224,7 +224,13 @@ def plan_text(cluster_label, trial, het):
            "p2p_rendezvous: true",
            "# megatron/mpu/mappings.py: _reduce times every TP all-reduce with timers('mp allreduce'), whose",
            "# start and stop call torch.cuda.synchronize() (megatron/global_vars.py, _Timer).",
-           "synchronized_tp_collectives: true"]
+           "synchronized_tp_collectives: true",
+           "# ds_config.json: wall_clock_breakdown: true. DeepSpeed 0.3.13's timers (utils/timer.py) call",
+           "# torch.cuda.synchronize() at every start and stop: batch_input around a load, forward_microstep and",
+           "# forward around a forward, the pipeline engine's four backward timers (DeepSpeedEngine.backward's six",
+           "# on the last stage) around a backward, and one around each send or receive (runtime/pipe/engine.py).",
+           "deepspeed_timer_syncs { load_micro_batch: 2 forward_pass: 4 backward_pass: 8 last_backward_pass: 12 "
+           "pipe_transfer: 2 }"]
     text = "\n".join(out) + "\n"
     for s in range(pp):
         text += stage_text(s, bounds[s], bounds[s + 1] - bounds[s], mbs, tp, dp, het)
