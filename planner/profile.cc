@@ -23,6 +23,13 @@ std::string TpCommOverlapKey(const spec::TpCommOverlapSpec& te) {
   return key;
 }
 
+// Plan.deepspeed_timer_syncs' counts, in a pricing key ("" without timers).
+std::string TimerSyncsKey(const spec::DeepSpeedTimerSyncs& t) {
+  if (!(t.load_micro_batch || t.forward_pass || t.backward_pass || t.last_backward_pass || t.pipe_transfer)) return "";
+  return absl::StrFormat(" ds-timers=%d/%d/%d/%d/%d", t.load_micro_batch, t.forward_pass, t.backward_pass,
+                         t.last_backward_pass, t.pipe_transfer);
+}
+
 // Every figure of a resolved GPU (doubles in hex): equal keys mean equal GPUs.
 std::string GpuKey(const spec::GpuSpec& g) {
   std::string key = absl::StrCat(g.name, "|", g.preset, "|");
@@ -66,7 +73,7 @@ std::string IslandPricingKey(const ClusterModel& cluster, const IslandModel& im,
       o.host_bound_blocks || o.cuda_launch_blocking
           ? absl::StrFormat(" host-ops=%a/%a", o.block_host_ops_forward, o.block_host_ops_backward)
           : "",
-      o.dtensor_sequence_copies ? " dtensor-copies" : "");
+      o.dtensor_sequence_copies ? " dtensor-copies" : "", TimerSyncsKey(o.timer_syncs));
 }
 
 // The pipelines family's ZeRO (ProfilerOptions::range_copies): `cost`'s model states and optimizer

@@ -144,6 +144,15 @@ hetsim::v1::Plan PlanMessage(const spec::PlanSpec& spec) {
   plan.set_cuda_launch_blocking(spec.cuda_launch_blocking);
   plan.set_autograd_grad_accumulation(spec.autograd_grad_accumulation);
   plan.set_boundary_host_rebuild(spec.boundary_host_rebuild);
+  const spec::DeepSpeedTimerSyncs& t = spec.timer_syncs;
+  if (t.load_micro_batch || t.forward_pass || t.backward_pass || t.last_backward_pass || t.pipe_transfer) {
+    hetsim::v1::DeepSpeedTimerSyncs& syncs = *plan.mutable_deepspeed_timer_syncs();
+    syncs.set_load_micro_batch(static_cast<uint32_t>(t.load_micro_batch));
+    syncs.set_forward_pass(static_cast<uint32_t>(t.forward_pass));
+    syncs.set_backward_pass(static_cast<uint32_t>(t.backward_pass));
+    syncs.set_last_backward_pass(static_cast<uint32_t>(t.last_backward_pass));
+    syncs.set_pipe_transfer(static_cast<uint32_t>(t.pipe_transfer));
+  }
   return plan;
 }
 

@@ -346,8 +346,13 @@ spec::PlanSpec ResolvePlan(const hetsim::v1::Plan& plan, absl::string_view plan_
   p.fp32_logits_cross_entropy = plan.fp32_logits_cross_entropy();
   p.synchronized_tp_collectives = plan.synchronized_tp_collectives();
   p.cuda_launch_blocking = plan.cuda_launch_blocking();
-  p.autograd_grad_accumulation = plan.autograd_grad_accumulation();
   p.boundary_host_rebuild = plan.boundary_host_rebuild();
+  const hetsim::v1::DeepSpeedTimerSyncs& syncs = plan.deepspeed_timer_syncs();
+  p.timer_syncs = {.load_micro_batch = static_cast<int>(syncs.load_micro_batch()),
+                   .forward_pass = static_cast<int>(syncs.forward_pass()),
+                   .backward_pass = static_cast<int>(syncs.backward_pass()),
+                   .last_backward_pass = static_cast<int>(syncs.last_backward_pass()),
+                   .pipe_transfer = static_cast<int>(syncs.pipe_transfer())};
   // The framework behaviours, by name: one list (spec::kBehaviourFields) for every one of them.
   const google::protobuf::Reflection& reflection = *plan.GetReflection();
   for (const auto& [name, member] : spec::kBehaviourFields) {

@@ -486,6 +486,16 @@ absl::Status ValidatePlan(const Plan& plan, const Cluster& cluster, const Model&
   if (plan.block_forward_passes() > 4) {
     p.Add("block_forward_passes", "%u, more than 4 forward passes of a block", plan.block_forward_passes());
   }
+  // DeepSpeed's engines sync at most a dozen times around one instruction (docs/frameworks.md counts them).
+  const google::protobuf::Descriptor& syncs = *plan.deepspeed_timer_syncs().GetDescriptor();
+  for (int i = 0; i < syncs.field_count(); ++i) {
+    const uint32_t n =
+        plan.deepspeed_timer_syncs().GetReflection()->GetUInt32(plan.deepspeed_timer_syncs(), syncs.field(i));
+    if (n > 100) {
+      p.Add(absl::StrCat("deepspeed_timer_syncs.", syncs.field(i)->name()),
+            "%u, more than 100 timer syncs around one pipeline instruction", n);
+    }
+  }
   if (plan.unfused_kernels().masked_fill_on_view() && !plan.unfused_kernels().masked_softmax() &&
       !plan.unfused_elementwise()) {
     p.Add("unfused_kernels.masked_fill_on_view", "set without masked_softmax (no masked_fill_ to run on a view)");

@@ -56,6 +56,19 @@ constexpr const char* kDsZeroFetch =
 constexpr const char* kDsTied = "https://github.com/microsoft/DeepSpeed/blob/master/deepspeed/runtime/pipe/engine.py";
 // Megatron runs the same all-reduce (_allreduce_embedding_grads); its profiles leave it off until the
 // Megatron validation sets are checked with it (docs/frameworks.md).
+// autograd_grad_accumulation (session 42): Megatron-DeepSpeed's linears hand their weight gradient to autograd
+// (the gradient-accumulation fusion into main_grad is commented out, "TODO: temporary commented", in
+// LinearWithGradAccumulationAndAsyncCommunication.backward), so AccumulateGrad adds each microbatch's into
+// `.grad`; DeepSpeed's ZeRO-1 registers no gradient hooks (stage_1_and_2.py: only with partition_gradients or
+// overlap_comm, which defaults on for ZeRO-3 alone), nor do its engine and FP16 optimizers without ZeRO.
+// A BF16 model without ZeRO runs DeepSpeed's BF16_Optimizer, which clears `.grad` before each backward and
+// adds it into FP32 copies after it, a pass of its own that is not autograd's.
+constexpr const char* kMdsWeightGrad =
+    "https://github.com/microsoft/Megatron-DeepSpeed/blob/f4157bea69f3df8c6cb66f2ebcda66ba03d1288e/megatron/core/"
+    "tensor_parallel/layers.py";
+// Megatron's own DDP takes each gradient into its main_grad buffer (a hook, or the fused weight-gradient GEMM).
+constexpr const char* kMcoreGradAccum =
+    "https://github.com/NVIDIA/Megatron-LM/blob/core_v0.13.0/megatron/core/distributed/param_and_grad_buffer.py";
 constexpr const char* kMcoreTied =
     "https://github.com/NVIDIA/Megatron-LM/blob/core_v0.13.0/megatron/core/distributed/finalize_model_grads.py";
 // torchtitan at the commit of its H100 benchmarks (9dec370, December 2024): compile off by default and
@@ -139,6 +152,7 @@ constexpr ProfileValue On(const char* source) { return {When::kAlways, source}; 
 constexpr ProfileValue Bf16(const char* source) { return {When::kBf16Models, source}; }
 constexpr ProfileValue UnlessInterleaved(const char* source) { return {When::kUnlessInterleaved, source}; }
 constexpr ProfileValue Fp8(const char* source) { return {When::kFp8Models, source}; }
+constexpr ProfileValue UnlessBf16(const char* source) { return {When::kUnlessBf16Models, source}; }
 
 // Each value named by its field: a behaviour appended to FrameworkProfile cannot shift the others, and a
 // profile that omits one gets its default (off, no source).
@@ -165,7 +179,8 @@ constexpr FrameworkProfile kProfiles[] = {
      .dtensor_sequence_copies = Off(kMcoreMappings),
      .nccl_sm_contention = On(kNcclCtas),
      .p2p_rendezvous = Off(kMcoreArgs),
-     .zero3_lock_step = On(kMcoreFsdp)},
+     .zero3_lock_step = On(kMcoreFsdp),
+     .autograd_grad_accumulation = Off(kMcoreGradAccum)},
     {.framework = Framework::kMegatronLm2022,
      .name = "Megatron-LM 2022",
      .enum_name = "MEGATRON_LM_2022",
@@ -188,7 +203,8 @@ constexpr FrameworkProfile kProfiles[] = {
      .dtensor_sequence_copies = Off(kMcoreMappings),
      .nccl_sm_contention = On(kNcclCtas),
      .p2p_rendezvous = Off(kMlm22P2p),
-     .zero3_lock_step = Off(kMlm22Args)},
+     .zero3_lock_step = Off(kMlm22Args),
+     .autograd_grad_accumulation = Off(kMcoreGradAccum)},
     {.framework = Framework::kMegatronLm2021,
      .name = "Megatron-LM 2021 (SC'21)",
      .enum_name = "MEGATRON_LM_2021",
@@ -211,7 +227,8 @@ constexpr FrameworkProfile kProfiles[] = {
      .dtensor_sequence_copies = Off(kMcoreMappings),
      .nccl_sm_contention = On(kNcclCtas),
      .p2p_rendezvous = Off(kMlm25P2p),
-     .zero3_lock_step = Off(kMlm25Args)},
+     .zero3_lock_step = Off(kMlm25Args),
+     .autograd_grad_accumulation = Off(kMlm25Ddp)},
     {.framework = Framework::kMegatronDeepSpeed,
      .name = "Megatron-DeepSpeed (DeepSpeed pipeline engine)",
      .enum_name = "MEGATRON_DEEPSPEED",
@@ -234,7 +251,8 @@ constexpr FrameworkProfile kProfiles[] = {
      .dtensor_sequence_copies = Off(kMcoreMappings),
      .nccl_sm_contention = On(kNcclCtas),
      .p2p_rendezvous = On(kDsSchedule),
-     .zero3_lock_step = On(kDsZeroFetch)},
+     .zero3_lock_step = On(kDsZeroFetch),
+     .autograd_grad_accumulation = UnlessBf16(kMdsWeightGrad)},
     {.framework = Framework::kFsdp2Torchtitan,
      .name = "PyTorch FSDP2 (torchtitan)",
      .enum_name = "FSDP2_TORCHTITAN",
@@ -257,7 +275,8 @@ constexpr FrameworkProfile kProfiles[] = {
      .dtensor_sequence_copies = On(kTorchFuncol),
      .nccl_sm_contention = On(kNcclCtas),
      .p2p_rendezvous = Off(kTorchPipelining),
-     .zero3_lock_step = On(kFsdp2Gathers)},
+     .zero3_lock_step = On(kFsdp2Gathers),
+     .autograd_grad_accumulation = Off(kFsdp2)},
 };
 
 constexpr FrameworkProfile kNone{};
@@ -280,6 +299,7 @@ bool Applies(When when, const ProfileContext& context) {
     case When::kBf16Models: return context.bf16_model;
     case When::kUnlessInterleaved: return !context.interleaved;
     case When::kFp8Models: return context.fp8_model;
+    case When::kUnlessBf16Models: return !context.bf16_model;
   }
   return false;
 }
@@ -295,6 +315,7 @@ ProfileContext ProfileContextFor(DType model_dtype, bool interleaved) {
 void AddStage(ProfileContext& context, int zero_stage) {
   context.shards_optimizer = context.shards_optimizer || zero_stage == 1 || zero_stage == 2;
   context.shards_parameters = context.shards_parameters || zero_stage == 3;
+  context.shards_gradients = context.shards_gradients || zero_stage >= 2;
 }
 
 void SetTies(ProfileContext& context, bool tied_embeddings, bool cut, bool pipelines) {
@@ -309,6 +330,7 @@ bool ProfileTurnsOn(std::string_view field, const ProfileValue& value, const Pro
   if (field == "zero3_lock_step" && (!context.shards_parameters || context.pipelines)) return false;
   if (field == "tied_embedding_grad_sync" && !context.ties_across_stages) return false;
   if (field == "p2p_rendezvous" && !context.train_schedule) return false;
+  if (field == "autograd_grad_accumulation" && context.shards_gradients) return false;
   return Applies(value.when, context);
 }
 
@@ -319,6 +341,7 @@ std::string_view WhenName(When when) {
     case When::kBf16Models: return "on for BF16 and FP8 models";
     case When::kUnlessInterleaved: return "on unless interleaved";
     case When::kFp8Models: return "on for FP8 models";
+    case When::kUnlessBf16Models: return "on for FP16 and FP32 models";
   }
   return "off";
 }

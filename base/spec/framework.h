@@ -33,6 +33,7 @@ enum class When : uint8_t {
   kBf16Models,         // only for BF16 and FP8 models, whose parameters are BF16 (Megatron's --bf16 rule)
   kUnlessInterleaved,  // every schedule but INTERLEAVED_1F1B
   kFp8Models,          // only for FP8 models (the casts of FP8 linears)
+  kUnlessBf16Models,   // FP16 and FP32 models: not BF16 or FP8, whose parameters are BF16
 };
 
 struct ProfileValue {
@@ -90,9 +91,12 @@ struct FrameworkProfile {
   // appended (session 41): ZeRO-3's gathers issued layer by layer as each rank reaches the layer, in one
   // order on one stream (Plan.zero3_lock_step); only with ZeRO-3 and not in a plan of pipelines
   ProfileValue zero3_lock_step;
+  // appended (session 42): each microbatch's weight gradients added into `.grad` by autograd's AccumulateGrad,
+  // a pass of its own (Plan.autograd_grad_accumulation); only where no stage's ZeRO-2/3 hooks take them
+  ProfileValue autograd_grad_accumulation;
 
   // The behaviours with their Plan field names, in the order reports list them.
-  std::array<std::pair<const char*, ProfileValue>, 19> Behaviours() const {
+  std::array<std::pair<const char*, ProfileValue>, 20> Behaviours() const {
     return {{{"blocking_p2p", blocking_p2p},
              {"tp_backward_overlap", tp_backward_overlap},
              {"grad_reduce_in_fp32", grad_reduce_in_fp32},
@@ -111,7 +115,8 @@ struct FrameworkProfile {
              {"dtensor_sequence_copies", dtensor_sequence_copies},
              {"nccl_sm_contention", nccl_sm_contention},
              {"p2p_rendezvous", p2p_rendezvous},
-             {"zero3_lock_step", zero3_lock_step}}};
+             {"zero3_lock_step", zero3_lock_step},
+             {"autograd_grad_accumulation", autograd_grad_accumulation}}};
   }
 };
 
@@ -126,8 +131,11 @@ struct ProfileContext {
   bool bf16_model = false;  // BF16 or FP8 (FP8 runs keep BF16 parameters: Megatron's --bf16 --fp8-format)
   bool fp8_model = false;
   bool interleaved = false;
-  bool shards_optimizer = false;    // a stage with ZeRO-1/2 (overlap_param_gather needs one)
-  bool shards_parameters = false;   // a stage with ZeRO-3 (zero3_prefetch acts only there)
+  bool shards_optimizer = false;   // a stage with ZeRO-1/2 (overlap_param_gather needs one)
+  bool shards_parameters = false;  // a stage with ZeRO-3 (zero3_prefetch acts only there)
+  // A stage with ZeRO-2/3, whose gradient hooks move each microbatch's gradients out of `.grad`
+  // (autograd_grad_accumulation acts only without one).
+  bool shards_gradients = false;
   bool ties_across_stages = false;  // tied embeddings on more than one stage (tied_embedding_grad_sync; SetTies)
   bool pipelines = false;           // Plan.pipelines (zero3_lock_step is not modelled there)
   // The plan runs as DeepSpeed's TrainSchedule can (p2p_rendezvous acts only there): ONE_F_ONE_B, one
@@ -152,8 +160,8 @@ void SetTies(ProfileContext& context, bool tied_embeddings, bool cut, bool pipel
 // context: its When applies, and the plan has the parallelism the behaviour acts on.
 bool ProfileTurnsOn(std::string_view field, const ProfileValue& value, const ProfileContext& context);
 
-// "on", "off", "on for BF16 models", "on unless interleaved", "on for FP8 models": how docs and reports
-// say a When.
+// "on", "off", "on for BF16 models", "on unless interleaved", "on for FP8 models", "on for FP16 and FP32
+// models": how docs and reports say a When.
 std::string_view WhenName(When when);
 
 }  // namespace hetsim::spec

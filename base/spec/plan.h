@@ -188,6 +188,16 @@ struct UnfusedKernels {
   bool masked_fill_on_view = false;  // with masked_softmax: in place on a view of the scores (CopySlices)
 };
 
+// Plan.deepspeed_timer_syncs: the device synchronisations of DeepSpeed's wall_clock_breakdown timers a
+// microbatch, around each pipeline instruction (0: none).
+struct DeepSpeedTimerSyncs {
+  int load_micro_batch = 0;    // LoadMicroBatch, on the first and the last stage
+  int forward_pass = 0;        // ForwardPass
+  int backward_pass = 0;       // BackwardPass on a stage that is not the last
+  int last_backward_pass = 0;  // the last stage's BackwardPass (DeepSpeedEngine.backward)
+  int pipe_transfer = 0;       // each send or receive of activations or gradients
+};
+
 // The plan-wide switches the cost model reads when it prices a stage, each the Plan field of the same
 // name: declared once and inherited by the plan, the stage's cost configuration
 // (workload::StageConfig), the planner's request and its profiler's options, so that handing them
@@ -242,6 +252,10 @@ struct CostSwitches {
   // on the host (zero-filled, copied to the GPU, 3 device synchronizations) while the GPU idles; 1
   // synchronization per sent one (workload's BoundaryRebuildSeconds).
   bool boundary_host_rebuild = false;
+
+  // Plan.deepspeed_timer_syncs: DeepSpeed's wall_clock_breakdown timers, device syncs a microbatch by
+  // pipeline instruction, each a host round trip of idle GPU (GpuSpec::sync_round_trip_s).
+  DeepSpeedTimerSyncs timer_syncs;
 };
 
 struct PlanSpec : CostSwitches {
@@ -300,6 +314,7 @@ inline constexpr std::pair<const char*, bool PlanSpec::*> kBehaviourFields[] = {
     {"nccl_sm_contention", &PlanSpec::nccl_sm_contention},
     {"p2p_rendezvous", &PlanSpec::p2p_rendezvous},
     {"zero3_lock_step", &PlanSpec::zero3_lock_step},
+    {"autograd_grad_accumulation", &PlanSpec::autograd_grad_accumulation},
 };
 
 }  // namespace hetsim::spec

@@ -954,10 +954,12 @@ void ApplyHostIssueFloor(const ModelCost& model, const StageConfig& c, const Gpu
 
 // Plan.autograd_grad_accumulation: autograd's AccumulateGrad adds a microbatch's weight gradients into the
 // parameters' gradients, `variable_grad += new_grad`: the accumulator read and written and the new gradient
-// read, all in the gradient's type, over `params` parameters of this GPU at the HBM rate.
+// read, over `params` parameters of this GPU at the HBM rate. A `.grad` has its parameter's type (PyTorch
+// refuses any other), so an FP16 run that reduces in FP32 (DeepSpeed's fp32_allreduce casts the bucket at
+// the reduction) still accumulates FP16.
 double AutogradAccumulationSeconds(double params, spec::DType dtype, const StageConfig& c, const GpuCompute& gpu) {
   if (!c.autograd_grad_accumulation || !(params > 0)) return 0;
-  return gpu.MemorySeconds(3 * params * GradientBytes(dtype, c.grad_reduce_in_fp32));
+  return gpu.MemorySeconds(3 * params * ElementBytes(dtype));
 }
 
 // Plan.synchronized_tp_collectives: the AMP artifact's Megatron-LM v1.1.5 times every TP collective of
@@ -1023,6 +1025,24 @@ void AddBoundaryRebuild(const ModelCost& model, const StageConfig& c, const Stag
     *backward_s += rebuild_s;
     *forward_s += round_trip_s;
   }
+}
+
+// Plan.deepspeed_timer_syncs: DeepSpeed's wall_clock_breakdown timers call torch.cuda.synchronize() at every
+// start and stop (deepspeed/utils/timer.py), and the GPU idles while the host comes back from each and issues
+// the next kernel, a round trip (sync_round_trip_s) a sync (docs/cost-model.md, "DeepSpeed's synchronising
+// timers"). Per microbatch the first and the last stage load a batch; every stage but the first receives
+// activations and sends gradients, every stage but the last sends activations and receives gradients; the
+// last stage's backward goes through DeepSpeedEngine.backward, the others' through the pipeline engine's own.
+// Returns the syncs of a forward step and of a backward step, the first layer's and the last's positions
+// read from the stage's layer range.
+std::pair<int, int> TimerSyncsPerMicrobatch(const ModelCost& model, const StageConfig& c) {
+  const spec::DeepSpeedTimerSyncs& t = c.timer_syncs;
+  const bool first = c.first_layer == 0;
+  const bool last = c.first_layer + c.num_layers == model.num_layers();
+  const int transfers = (first ? 0 : 1) + (last ? 0 : 1);
+  const int forward = (first || last ? t.load_micro_batch : 0) + t.forward_pass + transfers * t.pipe_transfer;
+  const int backward = (last ? t.last_backward_pass : t.backward_pass) + transfers * t.pipe_transfer;
+  return {forward, backward};
 }
 
 }  // namespace
@@ -1116,6 +1136,14 @@ absl::StatusOr<StageCost> ComputeStageCost(const ModelCost& model, const StageCo
     backward_s += SynchronizedCollectivesIdle(cost.backward_collectives, c, gpu, cost.layer_backward_s);
   }
   AddBoundaryRebuild(model, c, s, gpu, &cost, &forward_s, &backward_s);
+
+  const auto [forward_syncs, backward_syncs] = TimerSyncsPerMicrobatch(model, c);
+  const double forward_syncs_s = forward_syncs * gpu.sync_round_trip_s();
+  const double backward_syncs_s = backward_syncs * gpu.sync_round_trip_s();
+  cost.layer_forward_s.front() += forward_syncs_s;  // the step's receive and load come before its layers
+  cost.layer_backward_s.back() += backward_syncs_s;
+  forward_s += forward_syncs_s;
+  backward_s += backward_syncs_s;
 
   // A tied LM head on a stage without the embedding keeps its own copy of the vocabulary matrix.
   const LayerCost& last = model.layer(c.first_layer + c.num_layers - 1);

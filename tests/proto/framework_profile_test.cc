@@ -208,6 +208,35 @@ TEST_CASE(
              Catch::Contains("zero3_lock_step: not modelled with pipelines"));
 }
 
+TEST_CASE("framework: DeepSpeed leaves gradient accumulation to autograd without ZeRO-2/3, for FP16 and FP32 models",
+          "[framework][zero]") {
+  // Megatron-DeepSpeed's linears hand their weight gradients to autograd, and DeepSpeed's ZeRO-0/1 registers
+  // no gradient hooks: AccumulateGrad adds each microbatch's into `.grad`.
+  for (const v1::DType dtype : {v1::FP16, v1::FP32, v1::TF32}) {
+    INFO(v1::DType_Name(dtype));
+    hetsim::proto::PlanInputs in = ProfileInputs(v1::MEGATRON_DEEPSPEED, dtype);
+    CHECK(Applied(in).autograd_grad_accumulation());
+    in.plan.mutable_stages(1)->set_zero_stage(1);
+    CHECK(Applied(in).autograd_grad_accumulation());
+    // ZeRO-2's and ZeRO-3's hooks take each gradient out of `.grad` as it is made.
+    for (const int zero : {2, 3}) {
+      in.plan.mutable_stages(1)->set_zero_stage(zero);
+      CHECK_FALSE(Applied(in).autograd_grad_accumulation());
+    }
+  }
+  // A BF16 model without ZeRO runs DeepSpeed's BF16_Optimizer, which clears `.grad` before each backward.
+  CHECK_FALSE(Applied(ProfileInputs(v1::MEGATRON_DEEPSPEED, v1::BF16)).autograd_grad_accumulation());
+  // Megatron's own DDP and FSDP2 take the gradients into buffers of their own.
+  for (const v1::Framework f : {v1::MEGATRON_CORE, v1::MEGATRON_LM_2022, v1::MEGATRON_LM_2021, v1::FSDP2_TORCHTITAN}) {
+    INFO(v1::Framework_Name(f));
+    CHECK_FALSE(Applied(ProfileInputs(f, v1::FP16)).autograd_grad_accumulation());
+  }
+  // framework_off switches it off.
+  hetsim::proto::PlanInputs off = ProfileInputs(v1::MEGATRON_DEEPSPEED, v1::FP16);
+  off.plan.add_framework_off("autograd_grad_accumulation");
+  CHECK_FALSE(Applied(off).autograd_grad_accumulation());
+}
+
 TEST_CASE("framework: DeepSpeed's tied all-reduce in a plan of pipelines, over every first and last stage",
           "[framework][pipelines]") {
   // DeepSpeed's pipeline engine all-reduces a tied module's gradients over the stages that hold it
@@ -274,7 +303,7 @@ TEST_CASE("framework: DeepSpeed's pipeline engine makes every transfer a rendezv
   spec.model = hetsim::proto::ResolveModel(p.model(), "plan.pbtxt: model");
   v1::Report report;
   hetsim::traces::AddFrameworkProfile(spec, report);
-  REQUIRE(report.framework_behaviours_size() == 19);
+  REQUIRE(report.framework_behaviours_size() == 20);
   const v1::FrameworkBehaviourReport& b = report.framework_behaviours(17);
   CHECK(b.field() == "p2p_rendezvous");
   CHECK(b.on());
@@ -330,7 +359,7 @@ TEST_CASE("framework: the report names the profile and who set each behaviour", 
   v1::Report report;
   hetsim::traces::AddFrameworkProfile(spec, report);
   CHECK(report.framework() == "Megatron-LM 2021 (SC'21)");
-  REQUIRE(report.framework_behaviours_size() == 19);
+  REQUIRE(report.framework_behaviours_size() == 20);
   auto behaviour = [&](const std::string& field) {
     for (const v1::FrameworkBehaviourReport& b : report.framework_behaviours()) {
       if (b.field() == field) return b;
@@ -352,7 +381,8 @@ TEST_CASE("framework: the report names the profile and who set each behaviour", 
         "tied_embedding_grad_sync off, eager_kernels off, op_selective_recompute off, fp8_dynamic_casts off, "
         "pytorch_async_tp off, "
         "attention_repeats_kv off, pytorch_context_parallel off, flash_attention_2 off, host_bound_blocks off, "
-        "dtensor_sequence_copies off, nccl_sm_contention on, p2p_rendezvous off, zero3_lock_step off\n");
+        "dtensor_sequence_copies off, nccl_sm_contention on, p2p_rendezvous off, zero3_lock_step off, "
+        "autograd_grad_accumulation off\n");
   // The HTML page has the profile's table, sources included.
   hetsim::traces::html::RunHtmlInputs html;
   html.report = &report;

@@ -1,7 +1,7 @@
 // Plan.autograd_grad_accumulation: autograd's AccumulateGrad adds each microbatch's weight gradients into the
 // parameters' gradients, `variable_grad += new_grad`, a pass of its own (docs/cost-model.md, "Gradient
-// accumulation by autograd"): 3 x the gradient's bytes over the stage's parameters on the GPU, at the HBM rate,
-// in the backward; the forward and the GPU's FLOPs are unchanged.
+// accumulation by autograd"): 3 x the `.grad`'s bytes (its parameter's type) over the stage's parameters on the
+// GPU, at the HBM rate, in the backward; the forward and the GPU's FLOPs are unchanged.
 #include <catch2/catch.hpp>
 
 #include <utility>
@@ -40,7 +40,7 @@ StageCost CostOf(const ModelCost& model, int first, int count, bool accumulate, 
 
 }  // namespace
 
-TEST_CASE("autograd_grad_accumulation: a block's backward adds 3 x its FP16 gradient bytes at the HBM rate",
+TEST_CASE("autograd_grad_accumulation: a block's backward adds 3 x its parameters' bytes at the HBM rate",
           "[workload][grad_accumulation]") {
   const auto model = hetsim::testing::ModelCostOf(hetsim::testing::AmpGpt2(2), "model.pbtxt");
   REQUIRE(model.ok());
@@ -58,10 +58,19 @@ TEST_CASE("autograd_grad_accumulation: a block's backward adds 3 x its FP16 grad
   }
   CHECK(with.forward_time == without.forward_time);
   CHECK(with.backward_flop_per_gpu == without.backward_flop_per_gpu);
-  // FP32 gradient buffers: 4 bytes each way.
-  const StageCost fp32 = CostOf(*model, 1, 1, true, true);
-  CHECK(fp32.layer_backward_s[0] ==
-        Approx(CostOf(*model, 1, 1, false, true).layer_backward_s[0] + 3 * 4 * kBlockParamsPerGpu / kHbmBytesPerS)
+  // A `.grad` has its parameter's type: an FP16 run that reduces in FP32 (DeepSpeed's fp32_allreduce casts
+  // the bucket at the reduction) still accumulates 2 bytes each way.
+  const StageCost fp32_reduce = CostOf(*model, 1, 1, true, true);
+  CHECK(fp32_reduce.layer_backward_s[0] ==
+        Approx(CostOf(*model, 1, 1, false, true).layer_backward_s[0] + 3 * 2 * kBlockParamsPerGpu / kHbmBytesPerS)
+            .epsilon(1e-12));
+  // FP32 parameters (the Sailor runs'): 4 bytes each way.
+  hetsim::v1::Model fp32_model = hetsim::testing::AmpGpt2(2);
+  fp32_model.set_dtype(hetsim::v1::FP32);
+  const auto fp32 = hetsim::testing::ModelCostOf(fp32_model, "model.pbtxt");
+  REQUIRE(fp32.ok());
+  CHECK(CostOf(*fp32, 1, 1, true).layer_backward_s[0] ==
+        Approx(CostOf(*fp32, 1, 1, false).layer_backward_s[0] + 3 * 4 * kBlockParamsPerGpu / kHbmBytesPerS)
             .epsilon(1e-12));
 }
 
