@@ -369,9 +369,10 @@ TEST_CASE("the event queue stays exact when a large instant spawns slightly late
 
 // Events pushed into a rung that already exists (ahead of its cursor) are appended to the rung's array
 // of pushes; once the taken ones outnumber what is left, the rung is spread again. Here a rung built
-// from events spread over 10 us lives for some 200,000 pops while every push (at most 0.3 us ahead)
-// lands in it or in the finer rungs of its crowded buckets, with cancels and moves of possibly stale ids
-// leaving dead entries in those arrays. Against a reference ordered map.
+// from 3,000 events spread over 10 ms outlives thousands of pops, and pushes at most 0.3 ms ahead land
+// in it or in the finer rungs of its crowded buckets (some 200,000 of the run's pushes, spreading rungs
+// again a few dozen times), with cancels and moves of possibly stale ids leaving dead entries in those
+// arrays. Against a reference ordered map.
 TEST_CASE("pushes into a long-lived rung keep the queue exact as the rung is spread again", "[engine]") {
   CheckedQueue q(2042);
   std::mt19937_64& rng = q.rng;
