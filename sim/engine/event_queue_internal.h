@@ -18,9 +18,11 @@
 // What moves is a 24-byte entry (time, sequence, slot), never the event itself: handler and payload
 // stay in a slot of a pool (one cache line), found by the entry's slot index. Entries live in arrays wherever
 // they can, so that moving them streams through memory: the top and the coarse buckets are appended
-// to, and a rung is built by a counting sort of its entries (one contiguous run per bucket). Only
-// events pushed into an existing rung go on a bucket's singly linked list. The only random access
-// per event is its slot, which is prefetched a few dozen events before it is popped.
+// to, and a rung is built by a counting sort of its entries (one contiguous run per bucket). Events
+// pushed into an existing rung are appended to the rung's own array of pushes, each bucket's chained
+// through indices into it (no node pool, no free list); once the pushes already taken outnumber what
+// is left in the rung, the rung is spread again into runs, which reclaims them. The only random
+// access per event is its slot, which is prefetched a few dozen events before it is popped.
 //
 // Cancel and reschedule are O(1): they change the slot (a reschedule gives it a new sequence and
 // pushes a new entry), and the old entry, whose sequence no longer matches its slot's, is dropped
@@ -148,7 +150,7 @@ class EventQueue {
     uint64_t at;
     uint64_t sequence;  // insertion order: breaks ties between equal times
     uint32_t slot;
-    uint32_t next;  // the next entry of a bucket list (nodes_ only)
+    uint32_t next;  // the bucket's previous push (Rung::pushed only), or kNone
   };
   // (at, sequence) compared as one 128-bit key: branch-free, where a two-step comparison mispredicts
   // on the bottom's insertion sort of random times.
@@ -167,19 +169,36 @@ class EventQueue {
   static constexpr size_t kDeadSlack = 4096;      // dead entries tolerated beyond the live count
   static constexpr size_t kBottomShiftMax = 256;  // a bottom this large is not shifted for a later event
   static constexpr size_t kBottomSpill = 1024;    // a bottom this large of distinct times becomes a rung
+  static constexpr size_t kTakenSlack = 2048;     // taken pushes a rung keeps before it is spread again
 
+  // The entries pushed into bucket b since the rung was (re)spread: lists[b].count of them, the
+  // latest at pushed[lists[b].head], each one's `next` the one pushed before it.
+  struct PushList {
+    uint32_t head = kNone;
+    uint32_t count = 0;
+  };
   struct Rung {
-    std::vector<Entry> spread;     // the entries the rung was built from, grouped by bucket:
+    std::vector<Entry> spread;     // the entries the rung was (re)spread from, grouped by bucket:
     std::vector<uint32_t> bounds;  //   bucket b's are spread[bounds[b], bounds[b + 1])
-    std::vector<uint32_t> heads;   // bucket lists (nodes_) of the entries pushed since
+    std::vector<Entry> pushed;     // the entries pushed since, in push order
+    std::vector<PushList> lists;   // per bucket, its entries in `pushed`
+    uint32_t taken = 0;            // entries of `pushed` already handed on (dead space)
     uint64_t start = 0;
     uint64_t end = 0;         // events from here on belong to an outer rung or beyond
     unsigned shift = 0;       // bucket width is 2^shift ps
     uint32_t cursor = 0;      // next bucket to visit
     uint32_t prefetched = 0;  // PrefetchAhead's progress
-    uint32_t buckets() const { return static_cast<uint32_t>(heads.size()); }
+    uint32_t buckets() const { return static_cast<uint32_t>(lists.size()); }
     uint64_t BucketStart(uint32_t b) const { return start + (static_cast<uint64_t>(b) << shift); }
-    bool BucketEmpty(uint32_t b) const { return bounds[b] == bounds[b + 1] && heads[b] == kNone; }
+    bool BucketEmpty(uint32_t b) const { return bounds[b] == bounds[b + 1] && lists[b].count == 0; }
+    // Appends `e` to bucket b: a store at the end of one array, nothing read but the bucket's list.
+    void Push(uint32_t b, const Entry& e) {
+      PushList& list = lists[b];
+      pushed.push_back(Entry{e.at, e.sequence, e.slot, list.head});
+      PrefetchForAppend(pushed);
+      list.head = static_cast<uint32_t>(pushed.size() - 1);
+      ++list.count;
+    }
   };
 
   // Drops dead entries from the back of the bottom; true when a live one is left there.
@@ -217,11 +236,7 @@ class EventQueue {
       size_t r = depth_ - 1;
       while (e.at >= rungs_[r].end) --r;  // stops at rung 0 at the latest
       Rung& rung = rungs_[r];
-      const uint32_t bucket = static_cast<uint32_t>((e.at - rung.start) >> rung.shift);
-      const uint32_t node = AllocateNode();
-      nodes_[node] = e;
-      nodes_[node].next = rung.heads[bucket];
-      rung.heads[bucket] = node;
+      rung.Push(static_cast<uint32_t>((e.at - rung.start) >> rung.shift), e);
       return;
     }
     if (e.at < coarse_.end) {
@@ -253,10 +268,7 @@ class EventQueue {
     for (size_t r = depth_; r-- > 0;) {
       Rung& rung = rungs_[r];
       if (rung.cursor >= rung.buckets()) continue;  // used up: Settle leaves it for the outer one
-      const uint32_t node = AllocateNode();
-      nodes_[node] = e;
-      nodes_[node].next = rung.heads[rung.cursor];
-      rung.heads[rung.cursor] = node;
+      rung.Push(rung.cursor, e);
       early_min_ = std::min(early_min_, e.at);
       return true;
     }
@@ -312,8 +324,7 @@ class EventQueue {
       if (bottom_end_ > limit && early_min_ > limit) return false;
       const uint32_t b = rung.cursor;
       early_min_ = ~uint64_t{0};  // the bucket is taken now, its early entries with it
-      size_t count = rung.bounds[b + 1] - rung.bounds[b];
-      for (uint32_t n = rung.heads[b]; n != kNone && count <= kBottomMax; n = nodes_[n].next) ++count;
+      const size_t count = rung.bounds[b + 1] - rung.bounds[b] + rung.lists[b].count;
       if (count > kBottomMax && depth_ < kMaxRungs) {
         // Large: if its times are distinct, a finer rung for this bucket. The cursor stays here so
         // that events pushed later between the new rung's end and the bucket's end are still seen
@@ -344,22 +355,56 @@ class EventQueue {
       }
       ++rung.cursor;
       bottom_end_ = std::min(rung.BucketStart(rung.cursor), rung.end);
+      if (rung.taken > kTakenSlack) ReclaimTaken(rung);  // rarely true: most buckets take no push
       PrefetchAhead(rung);
     }
   }
 
-  // Hands bucket b's entries (its spread run and its list) to `sink` and empties the bucket.
+  // Hands bucket b's entries (its spread run and its pushes) to `sink` and empties the bucket.
   template <typename Sink>
-  void TakeBucket(Rung& rung, uint32_t b, Sink sink) {
+  static void TakeBucket(Rung& rung, uint32_t b, Sink sink) {
     for (uint32_t i = rung.bounds[b]; i < rung.bounds[b + 1]; ++i) sink(rung.spread[i]);
     rung.bounds[b] = rung.bounds[b + 1];
-    for (uint32_t n = rung.heads[b]; n != kNone;) {
-      sink(nodes_[n]);
-      const uint32_t next = nodes_[n].next;
-      FreeNode(n);
-      n = next;
+    PushList& list = rung.lists[b];
+    for (uint32_t n = list.head; n != kNone; n = rung.pushed[n].next) sink(rung.pushed[n]);
+    rung.taken += list.count;
+    list = PushList{};
+  }
+
+  // The rung's pushes already taken are dead space in `pushed`; once they outnumber what a new
+  // spread copies (the entries and buckets left), the rung is spread again, so every copy is paid
+  // for by as many takes (O(1) amortized) and `pushed` stays proportional to the rung.
+  [[gnu::noinline]] void ReclaimTaken(Rung& rung) {
+    const size_t left = (rung.spread.size() - rung.bounds[rung.cursor]) + (rung.pushed.size() - rung.taken) +
+                        (rung.buckets() - rung.cursor);
+    if (rung.taken > kTakenSlack + left) Respread(rung, /*drop_dead=*/false);
+  }
+
+  // Rebuilds the spread of the buckets from the cursor on with their runs and pushes (dropping dead
+  // entries if asked: it reads their slots), and empties `pushed`. The order within a bucket does not
+  // matter: a bucket is sorted by (time, sequence), which no two entries share, when it is taken.
+  void Respread(Rung& rung, bool drop_dead) {
+    respread_.clear();
+    uint32_t* bounds = rung.bounds.data();
+    // Buckets before the cursor were drained (their bounds are stale): they become empty runs.
+    for (uint32_t b = 0; b < rung.cursor; ++b) bounds[b] = 0;
+    for (uint32_t b = rung.cursor; b < rung.buckets(); ++b) {
+      const uint32_t begin = bounds[b];
+      const uint32_t end = bounds[b + 1];
+      bounds[b] = static_cast<uint32_t>(respread_.size());
+      for (uint32_t i = begin; i < end; ++i) {
+        if (!drop_dead || IsLive(rung.spread[i])) respread_.push_back(rung.spread[i]);
+      }
+      PushList& list = rung.lists[b];
+      for (uint32_t n = list.head; n != kNone; n = rung.pushed[n].next) {
+        if (!drop_dead || IsLive(rung.pushed[n])) respread_.push_back(rung.pushed[n]);
+      }
+      list = PushList{};
     }
-    rung.heads[b] = kNone;
+    bounds[rung.buckets()] = static_cast<uint32_t>(respread_.size());
+    rung.spread.swap(respread_);
+    rung.pushed.clear();
+    rung.taken = 0;
   }
 
   // Adds one entry of a small bucket to the bottom, keeping it latest-first (an insertion sort: a
@@ -385,8 +430,8 @@ class EventQueue {
       for (uint32_t i = rung.bounds[b]; i < rung.bounds[b + 1]; ++i) {
         __builtin_prefetch(&slots_[rung.spread[i].slot]);
       }
-      for (uint32_t n = rung.heads[b]; n != kNone; n = nodes_[n].next) {
-        __builtin_prefetch(&slots_[nodes_[n].slot]);
+      for (uint32_t n = rung.lists[b].head; n != kNone; n = rung.pushed[n].next) {
+        __builtin_prefetch(&slots_[rung.pushed[n].slot]);
       }
     }
     rung.prefetched = std::max(rung.prefetched, end);
@@ -469,8 +514,10 @@ class EventQueue {
     unsigned shift = 0;
     while ((span >> shift) >= target) ++shift;
     const uint64_t buckets = (span >> shift) + 1;
-    rung.heads.assign(buckets, kNone);
+    rung.lists.assign(buckets, PushList{});
     rung.bounds.assign(buckets + 1, 0);
+    rung.pushed.clear();
+    rung.taken = 0;
     rung.start = lo;
     rung.shift = shift;
     rung.cursor = 0;
@@ -504,32 +551,7 @@ class EventQueue {
       std::vector<Entry>& v = coarse_.buckets[b];
       v.erase(std::remove_if(v.begin(), v.end(), dead), v.end());
     }
-    for (size_t r = 0; r < depth_; ++r) {
-      Rung& rung = rungs_[r];
-      // Buckets before the cursor were drained (their bounds are stale): they become empty runs.
-      uint32_t kept = 0;
-      for (uint32_t b = 0; b < rung.cursor; ++b) rung.bounds[b] = 0;
-      for (uint32_t b = rung.cursor; b < rung.buckets(); ++b) {
-        const uint32_t begin = rung.bounds[b];
-        const uint32_t end = rung.bounds[b + 1];
-        rung.bounds[b] = kept;
-        for (uint32_t i = begin; i < end; ++i) {
-          if (!dead(rung.spread[i])) rung.spread[kept++] = rung.spread[i];
-        }
-        uint32_t* link = &rung.heads[b];
-        while (*link != kNone) {
-          const uint32_t n = *link;
-          if (dead(nodes_[n])) {
-            *link = nodes_[n].next;
-            FreeNode(n);
-          } else {
-            link = &nodes_[n].next;
-          }
-        }
-      }
-      rung.bounds[rung.buckets()] = kept;
-      rung.spread.resize(kept);
-    }
+    for (size_t r = 0; r < depth_; ++r) Respread(rungs_[r], /*drop_dead=*/true);
     dead_ = 0;
   }
 
@@ -545,8 +567,6 @@ class EventQueue {
     depth_ = 0;
     bottom_end_ = 0;
     early_min_ = ~uint64_t{0};
-    nodes_.clear();
-    free_node_ = kNone;
     dead_ = 0;
   }
 
@@ -578,20 +598,6 @@ class EventQueue {
     free_slot_ = slot;
   }
 
-  uint32_t AllocateNode() {
-    if (free_node_ != kNone) {
-      const uint32_t node = free_node_;
-      free_node_ = nodes_[node].next;
-      return node;
-    }
-    nodes_.emplace_back();
-    return static_cast<uint32_t>(nodes_.size() - 1);
-  }
-  void FreeNode(uint32_t node) {
-    nodes_[node].next = free_node_;
-    free_node_ = node;
-  }
-
   std::vector<Slot> slots_;
   uint32_t free_slot_ = kNone;
   uint64_t next_sequence_ = 0;
@@ -604,8 +610,6 @@ class EventQueue {
 
   std::vector<Rung> rungs_;  // [0, depth_) in use, the deepest last
   size_t depth_ = 0;
-  std::vector<Entry> nodes_;  // bucket list nodes, with a free list through `next`
-  uint32_t free_node_ = kNone;
 
   // Between the rungs and the top: a calendar of a few wide buckets, each a vector that pushes
   // append to (a few hundred buffers whose ends stay in the cache). Its buckets become rung 0, one
@@ -625,6 +629,7 @@ class EventQueue {
   uint64_t top_max_ = 0;
 
   std::vector<Entry> gathered_;  // scratch: a bucket or the top being spread
+  std::vector<Entry> respread_;  // scratch: a rung's new spread (swapped with the old one)
 };
 
 }  // namespace hetsim::engine

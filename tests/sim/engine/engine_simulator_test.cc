@@ -231,67 +231,83 @@ TEST_CASE("the event queue matches a reference ordered map under random operatio
   }
 }
 
+// An EventQueue beside a reference ordered map of (time, insertion sequence) -> payload: each pop is
+// checked against the map's first entry, each cancel or move of a possibly stale id against the map.
+struct CheckedQueue {
+  explicit CheckedQueue(uint64_t seed) : rng(seed) {}
+  void Push(Time at) {
+    const uint64_t payload = rng();
+    ids.push_back({queue.Push(at, &unused, payload), {at, seq}});
+    reference[{at, seq++}] = payload;
+  }
+  Time PopChecked() {
+    const auto expected = reference.begin();
+    const EventQueue::Popped popped = queue.Pop();
+    REQUIRE(popped.at == expected->first.first);
+    REQUIRE(popped.payload == expected->second);
+    reference.erase(expected);
+    return popped.at;
+  }
+  bool Pending(size_t k) const { return reference.count(ids[k].second) != 0; }
+  void CancelChecked(size_t k) {
+    REQUIRE(queue.Cancel(ids[k].first) == Pending(k));
+    reference.erase(ids[k].second);
+  }
+  void MoveChecked(size_t k, Time at) {
+    const bool pending = Pending(k);
+    REQUIRE(queue.Reschedule(ids[k].first, at) == pending);
+    if (!pending) return;
+    const uint64_t payload = reference[ids[k].second];
+    reference.erase(ids[k].second);
+    ids[k].second = {at, seq++};
+    reference[ids[k].second] = payload;
+  }
+  void DrainChecked() {
+    while (!reference.empty()) PopChecked();
+    CHECK(queue.empty());
+  }
+
+  std::mt19937_64 rng;
+  EventQueue queue;
+  Recorder unused{nullptr};
+  std::map<std::pair<Time, uint64_t>, uint64_t> reference;
+  std::vector<std::pair<EventId, std::pair<Time, uint64_t>>> ids;  // every id pushed, with its key
+  uint64_t seq = 0;
+};
+
 // Tens of thousands pending (so that the coarse calendar has many buckets and rungs are built from
 // them), with cancels and moves frequent enough to trigger sweeps of dead entries, against a
 // reference ordered set. Pops and pushes alternate as in the hold model.
 TEST_CASE("the event queue stays exact with tens of thousands pending", "[engine]") {
-  std::mt19937_64 rng(99);
-  EventQueue queue;
-  Recorder unused(nullptr);
-  std::map<std::pair<Time, uint64_t>, uint64_t> reference;  // (time, seq) -> payload
-  std::vector<std::pair<EventId, std::pair<Time, uint64_t>>> live;
-  uint64_t seq = 0;
+  CheckedQueue q(99);
+  std::mt19937_64& rng = q.rng;
   Time clock = 0;
-  const auto push = [&](Time at) {
-    const uint64_t payload = rng();
-    live.push_back({queue.Push(at, &unused, payload), {at, seq}});
-    reference[{at, seq++}] = payload;
-  };
-  for (int i = 0; i < 30000; ++i) push(PicosecondsToTime(rng() % 2'000'000));
+  for (int i = 0; i < 30000; ++i) q.Push(PicosecondsToTime(rng() % 2'000'000));
   for (int step = 0; step < 300000; ++step) {
     const uint64_t op = rng() % 100;
     // Mostly 1 ps .. 2 us ahead; some ties at the same instant; a few far in the future.
     const uint64_t r = rng() % 100;
     const Time at = clock + PicosecondsToTime(r < 10 ? 0 : r < 98 ? 1 + rng() % 2'000'000 : rng() % 1'000'000'000);
     if (op < 45) {
-      const auto expected = reference.begin();
-      const EventQueue::Popped popped = queue.Pop();
-      REQUIRE(popped.at == expected->first.first);
-      REQUIRE(popped.payload == expected->second);
-      clock = popped.at;
-      reference.erase(expected);
+      clock = q.PopChecked();
     } else if (op < 90) {
-      push(at);
+      q.Push(at);
     } else {
       // Cancel or move a random event; its id may be stale (already popped): both must agree.
-      const size_t k = rng() % live.size();
-      const bool pending = reference.count(live[k].second) != 0;
-      REQUIRE(queue.IsPending(live[k].first) == pending);
+      const size_t k = rng() % q.ids.size();
+      REQUIRE(q.queue.IsPending(q.ids[k].first) == q.Pending(k));
       if (op < 95) {
-        REQUIRE(queue.Cancel(live[k].first) == pending);
-        reference.erase(live[k].second);
+        q.CancelChecked(k);
       } else {
-        REQUIRE(queue.Reschedule(live[k].first, at) == pending);
-        if (pending) {
-          const uint64_t payload = reference[live[k].second];
-          reference.erase(live[k].second);
-          live[k].second = {at, seq};
-          reference[{at, seq++}] = payload;
-        }
+        q.MoveChecked(k, at);
       }
-      live[k] = live.back();
-      live.pop_back();
+      q.ids[k] = q.ids.back();
+      q.ids.pop_back();
     }
-    REQUIRE(queue.size() == reference.size());
-    if (reference.empty()) push(clock);
+    REQUIRE(q.queue.size() == q.reference.size());
+    if (q.reference.empty()) q.Push(clock);
   }
-  while (!reference.empty()) {
-    const EventQueue::Popped popped = queue.Pop();
-    REQUIRE(popped.at == reference.begin()->first.first);
-    REQUIRE(popped.payload == reference.begin()->second);
-    reference.erase(reference.begin());
-  }
-  CHECK(queue.empty());
+  q.DrainChecked();
 }
 
 // A network's pattern at scale: thousands of flows end at one instant (a large bottom), and each starts
@@ -349,6 +365,33 @@ TEST_CASE("the event queue stays exact when a large instant spawns slightly late
     }
     CHECK(queue.empty());
   }
+}
+
+// Events pushed into a rung that already exists (ahead of its cursor) are appended to the rung's array
+// of pushes; once the taken ones outnumber what is left, the rung is spread again. Here a rung built
+// from 3,000 events spread over 10 ms outlives thousands of pops, and pushes at most 0.3 ms ahead land
+// in it or in the finer rungs of its crowded buckets (some 200,000 of the run's pushes, spreading rungs
+// again a few dozen times), with cancels and moves of possibly stale ids leaving dead entries in those
+// arrays. Against a reference ordered map.
+TEST_CASE("pushes into a long-lived rung keep the queue exact as the rung is spread again", "[engine]") {
+  CheckedQueue q(2042);
+  std::mt19937_64& rng = q.rng;
+  for (int i = 0; i < 3000; ++i) q.Push(PicosecondsToTime(rng() % 10'000'000'000));
+  for (int step = 0; step < 300'000; ++step) {
+    const Time clock = q.PopChecked();
+    q.Push(clock + PicosecondsToTime(rng() % 300'000'000));
+    if (rng() % 4 != 0) continue;
+    const size_t k = rng() % q.ids.size();
+    if (rng() % 2 == 0) {
+      const bool pending = q.Pending(k);
+      q.CancelChecked(k);
+      if (pending) q.Push(clock + PicosecondsToTime(rng() % 300'000'000));  // keeps 3,000 pending
+    } else {
+      q.MoveChecked(k, clock + PicosecondsToTime(rng() % 300'000'000));
+    }
+    REQUIRE(q.queue.size() == q.reference.size());
+  }
+  q.DrainChecked();
 }
 
 TEST_CASE("a million moves keep the queue exact", "[engine]") {
