@@ -87,6 +87,9 @@ inline constexpr Time kNanosecond = PicosecondsToTime(1'000);
 inline constexpr Time kMicrosecond = PicosecondsToTime(1'000'000);
 inline constexpr Time kMillisecond = PicosecondsToTime(1'000'000'000);
 inline constexpr Time kSecond = PicosecondsToTime(1'000'000'000'000);
+// The longest time a run simulates: half of int64 picoseconds (about 46 days), so sums of a few such times
+// still fit. The validators' limits::kMaxSimulatedPs is this bound.
+inline constexpr Time kMaxSimulatedTime = PicosecondsToTime(int64_t{4'000'000'000'000'000'000});
 inline constexpr Time kTimeMax = PicosecondsToTime(std::numeric_limits<int64_t>::max());
 inline constexpr Time kTimeMin = PicosecondsToTime(std::numeric_limits<int64_t>::min());
 

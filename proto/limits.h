@@ -6,6 +6,8 @@
 
 #include <cstdint>
 
+#include "base/time.h"
+
 namespace hetsim::proto::limits {
 
 inline constexpr double kMaxTflops = 1e6;  // per GPU and dtype
@@ -55,7 +57,7 @@ inline constexpr uint64_t kMaxMicrobatches = 1'000'000;
 inline constexpr uint64_t kMaxPipelineTasks = 4'000'000;  // microbatches x virtual stages: about 1.7 GB of DAG
 inline constexpr int kMaxStages = 10'000;
 inline constexpr double kMaxMeasuredMs = 1e7;
-inline constexpr double kMaxSimulatedPs = 4e18;  // about 46 days, half of int64's range
+inline constexpr double kMaxSimulatedPs = TimeToPicosecondsDouble(kMaxSimulatedTime);  // about 46 days
 inline constexpr uint32_t kMaxVirtualStages = 1024;
 // A parallel degree (tensor, data, expert, context parallel; a mixed stage's replicas): at most the GPUs
 // a topology holds (kMaxTopologyGpus). The file's degrees are uint32 and the spec's int, so the

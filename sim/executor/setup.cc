@@ -15,7 +15,6 @@
 #include "base/status_macros.h"
 #include "base/units.h"
 #include "base/wall_limit.h"
-#include "proto/limits.h"
 #include "sim/collectives/primitives.h"
 #include "sim/collectives/simulate.h"
 #include "sim/engine/simulator.h"
@@ -501,12 +500,12 @@ void AddGradSync(const spec::PlanSpec& plan, int zero_stage, StageSetup& out) {
 }
 
 // The microbatches' passes of one stage alone, in series, within half of int64 picoseconds (about 46 days,
-// the validators' limits::kMaxSimulatedPs): the plan's rough bound prices FLOPs only, while a GPU type's per-kernel
+// kMaxSimulatedTime): the plan's rough bound prices FLOPs only, while a GPU type's per-kernel
 // floor (host_op_us, kernel_launch_us, up to 1 s each) multiplies by every kernel (host_op_us 1e6 at 1e6 microbatches:
 // an event scheduled before now, exit 134, session 42).
 absl::Status CheckIterationFits(const workload::StageCost& cost, int64_t microbatches, const spec::GpuSpec& gpu,
                                 const workload::GpuCompute& compute, absl::string_view where) {
-  const double max_s = TimeToSeconds(PicosecondsToTime(static_cast<int64_t>(proto::limits::kMaxSimulatedPs)));
+  const double max_s = TimeToSeconds(kMaxSimulatedTime);
   const double pass_s = TimeToSeconds(cost.forward_time) + TimeToSeconds(cost.backward_time);
   const double total_s = pass_s * static_cast<double>(std::max<int64_t>(1, microbatches));
   if (total_s <= max_s) return absl::OkStatus();
