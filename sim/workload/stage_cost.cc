@@ -907,6 +907,13 @@ int64_t DenseGradSyncBytes(const ModelCost& model, int first, int num, int tp, b
 
 namespace {
 
+// Time a pass spends at one of its layers beyond the layer's own work (host work, idle synchronizations):
+// charged to that layer and to the pass, so the layers still sum to the pass.
+void ChargeLayer(double seconds, double& layer_s, double& pass_s) {
+  layer_s += seconds;
+  pass_s += seconds;
+}
+
 // Plan.host_bound_blocks: an eager framework's host issues a block's operators one after another and a
 // kernel cannot start before it is issued, so each block's pass takes at least its ops x the host's
 // time per op (docs/cost-model.md, "Host-bound blocks"): max(GPU time, ops x host_op_s), per block (a
@@ -944,10 +951,8 @@ void ApplyHostIssueFloor(const ModelCost& model, const StageConfig& c, const Gpu
         c.cuda_launch_blocking ? host_forward_s : std::max(0.0, host_forward_s - gpu_forward_s);
     const double extra_backward_s =
         c.cuda_launch_blocking ? host_backward_s : std::max(0.0, host_backward_s - gpu_backward_s);
-    cost->layer_forward_s[end - 1] += extra_forward_s;
-    cost->layer_backward_s[end - 1] += extra_backward_s;
-    *forward_s += extra_forward_s;
-    *backward_s += extra_backward_s;
+    ChargeLayer(extra_forward_s, cost->layer_forward_s[end - 1], *forward_s);
+    ChargeLayer(extra_backward_s, cost->layer_backward_s[end - 1], *backward_s);
     i = end;
   }
 }
@@ -1013,17 +1018,13 @@ void AddBoundaryRebuild(const ModelCost& model, const StageConfig& c, const Stag
   const double round_trip_s = gpu.sync_round_trip_s();
   if (receives) {
     const double rebuild_s = BoundaryRebuildSeconds(fp32_bytes(c.first_layer - 1), gpu);
-    cost->layer_forward_s.front() += rebuild_s;
-    cost->layer_backward_s.front() += round_trip_s;
-    *forward_s += rebuild_s;
-    *backward_s += round_trip_s;
+    ChargeLayer(rebuild_s, cost->layer_forward_s.front(), *forward_s);
+    ChargeLayer(round_trip_s, cost->layer_backward_s.front(), *backward_s);
   }
   if (sends) {
     const double rebuild_s = BoundaryRebuildSeconds(fp32_bytes(c.first_layer + c.num_layers - 1), gpu);
-    cost->layer_backward_s.back() += rebuild_s;
-    cost->layer_forward_s.back() += round_trip_s;
-    *backward_s += rebuild_s;
-    *forward_s += round_trip_s;
+    ChargeLayer(rebuild_s, cost->layer_backward_s.back(), *backward_s);
+    ChargeLayer(round_trip_s, cost->layer_forward_s.back(), *forward_s);
   }
 }
 
@@ -1138,21 +1139,16 @@ absl::StatusOr<StageCost> ComputeStageCost(const ModelCost& model, const StageCo
   AddBoundaryRebuild(model, c, s, gpu, &cost, &forward_s, &backward_s);
 
   const auto [forward_syncs, backward_syncs] = TimerSyncsPerMicrobatch(model, c);
-  const double forward_syncs_s = forward_syncs * gpu.sync_round_trip_s();
-  const double backward_syncs_s = backward_syncs * gpu.sync_round_trip_s();
-  cost.layer_forward_s.front() += forward_syncs_s;  // the step's receive and load come before its layers
-  cost.layer_backward_s.back() += backward_syncs_s;
-  forward_s += forward_syncs_s;
-  backward_s += backward_syncs_s;
+  // The step's receive and load come before its layers, the backward's send after them.
+  ChargeLayer(forward_syncs * gpu.sync_round_trip_s(), cost.layer_forward_s.front(), forward_s);
+  ChargeLayer(backward_syncs * gpu.sync_round_trip_s(), cost.layer_backward_s.back(), backward_s);
 
   // A tied LM head on a stage without the embedding keeps its own copy of the vocabulary matrix.
   const LayerCost& last = model.layer(c.first_layer + c.num_layers - 1);
   if (last.tied_with_embedding && !has_embedding) {
     dense_params += static_cast<double>(last.tied_param_count) / s.tp;
-    const double copy_s =
-        AutogradAccumulationSeconds(static_cast<double>(last.tied_param_count) / s.tp, model.dtype(), c, gpu);
-    cost.layer_backward_s.back() += copy_s;
-    backward_s += copy_s;
+    ChargeLayer(AutogradAccumulationSeconds(static_cast<double>(last.tied_param_count) / s.tp, model.dtype(), c, gpu),
+                cost.layer_backward_s.back(), backward_s);
   }
 
   FinishStageCost(model, c, gpu, s, forward_s, backward_s, dense_params, expert_params, &cost);
