@@ -230,12 +230,17 @@ struct GemmTimes {
   Fp8Casts casts;            // StageConfig::fp8_dynamic_casts: what casting its operands to FP8 moves
 };
 
-// A kernel built from Ampere's mma.sync (ATTENTION_FLASH_TRITON's attention core) at the GPU's speed for it
-// (ComputeEfficiency.mma_sync_speed: below 1 on Hopper, whose wgmma it does not use).
-void AtMmaSyncSpeed(const GpuCompute& gpu, GemmTimes& t) {
-  t.forward_s /= gpu.mma_sync_speed();
-  t.backward_s /= gpu.mma_sync_speed();
-  t.weight_grad_s /= gpu.mma_sync_speed();
+// ATTENTION_FLASH_TRITON's attention core, a Triton kernel built from Ampere's mma.sync: at the GPU's speed for
+// it (ComputeEfficiency.mma_sync_speed: below 1 on Hopper, whose wgmma it does not use), its forward and
+// backward together at the level it is priced from, split at a Triton kernel's published ratio
+// (kTritonFlashAttentionBackwardRatio: its forward cheaper, its backward dearer than FlashAttention-2's).
+void AsTritonKernel(const GpuCompute& gpu, GemmTimes& t) {
+  const double total = (t.forward_s + t.backward_s) / gpu.mma_sync_speed();
+  const double forward = total / (1 + kTritonFlashAttentionBackwardRatio);
+  const double backward_scale = t.backward_s > 0 ? (total - forward) / t.backward_s : 0;
+  t.forward_s = t.backward_s > 0 ? forward : t.forward_s / gpu.mma_sync_speed();
+  t.backward_s *= backward_scale;
+  t.weight_grad_s *= backward_scale;
 }
 
 // A fused attention kernel (Gemm::fused_attention, k = 2 d) below the reference head dimension: shaped as
@@ -278,7 +283,7 @@ GemmTimes TimeGemm(const Gemm& g, double b, const StageConfig& c, double experts
     t.forward_s = gpu.GemmSeconds(t.flop / kernels, kernels);
     t.backward_s = (flash2 ? kFlashAttention2BackwardRatio : backward_ratio) * t.forward_s;
     t.weight_grad_s = t.backward_s / 2;  // input and weight gradients: the same FLOPs
-    if (g.mma_sync) AtMmaSyncSpeed(gpu, t);
+    if (g.mma_sync) AsTritonKernel(gpu, t);
     return t;
   }
   GemmShape f{g.m, g.n, g.k, g.batch};
@@ -319,7 +324,7 @@ GemmTimes TimeGemm(const Gemm& g, double b, const StageConfig& c, double experts
     t.backward_s = kFlashAttention2BackwardRatio * t.forward_s;
     t.weight_grad_s = t.backward_s / 2;
   }
-  if (g.mma_sync) AtMmaSyncSpeed(gpu, t);
+  if (g.mma_sync) AsTritonKernel(gpu, t);
   ScaleTimes(head_dim_scale, t);
   // torchao's Float8Linear casts in BF16 GEMMs' place; an FP8 model's GPU differs from its 16-bit one.
   if (c.fp8_dynamic_casts && g.fp8 && !g.per_expert && &model_gpu.SixteenBit() != &model_gpu) {

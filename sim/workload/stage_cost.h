@@ -49,6 +49,13 @@ struct StageConfig : spec::StageParallelism, spec::LayerRange, spec::MicroBatchP
 // Figs. 5 and 6, which benchmark FlashAttention-2 on H100 SXM5).
 inline constexpr double kFlashAttention2BackwardRatio = 2.5 * 370.0 / 322.0;
 
+// A Triton FlashAttention's backward over its forward (ATTENTION_FLASH_TRITON): Triton's own A100 reference for
+// its fused attention when it first pinned one (python/test/regression/test_performance.py, commit 174f121c1,
+// "[TESTS] Added attention regression tests (#1227)", 2023-02-21: causal, batch 4, 48 heads, 4,096 tokens, head
+// dimension 64, FP16), forward at 0.37 and backward at 0.25 of the tensor peak, the backward's FLOPs counted as
+// 2.5 times the forward's. The kernel's level (the sum) stays what it is priced from.
+inline constexpr double kTritonFlashAttentionBackwardRatio = 2.5 * 0.37 / 0.25;
+
 // The head dimension at which the GEMM model's price of a fused attention kernel (Gemm::fused_attention,
 // one GEMM of k = 2 d) is its level; below it the kernel runs at FusedAttentionHeadDimSpeed of that rate.
 inline constexpr double kFusedAttentionReferenceHeadDim = 128;
