@@ -94,9 +94,8 @@ TEST_CASE("flash triton: on an A100 its forward + backward is FlashAttention's, 
 
 TEST_CASE("flash triton: a fully recomputed block reruns the Triton kernel's cheaper forward", "[flash_triton]") {
   const GpuCompute gpu = hetsim::testing::PresetComputeOk("A100-80GB", hetsim::v1::BF16);
-  StageConfig c = hetsim::testing::OneLayerStage(1);
+  StageConfig c = hetsim::testing::OneLayerStage(1);  // no CP: no ring to hide behind the core
   c.flash_attention_2 = true;
-  c.context_parallel = 2;
   const StageCost flash = hetsim::testing::StageCostOk(MptBlock(hetsim::v1::ATTENTION_FLASH), c, gpu);
   const StageCost triton = hetsim::testing::StageCostOk(MptBlock(hetsim::v1::ATTENTION_FLASH_TRITON), c, gpu);
   c.recompute = hetsim::spec::Recompute::kFull;
