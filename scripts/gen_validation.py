@@ -309,7 +309,7 @@ def stage_layers(blocks, pp):
 
 def plan_text(name, params, heads, hidden, blocks, tp, pp, gpus, batch, mbs, vp_blocks, source,
               paper=None, set_name="megatron-sc21", recompute="RECOMPUTE_FULL", sequence_parallel=False,
-              overlap=None, tp_backward_overlap=False):
+              overlap=None, tp_backward_overlap=False, megatron_v2=False):
     dp = gpus // (tp * pp)
     assert dp * tp * pp == gpus
     gpus_per_stage = tp * dp
@@ -355,6 +355,17 @@ def plan_text(name, params, heads, hidden, blocks, tp, pp, gpus, batch, mbs, vp_
         out.append("tp_backward_overlap: true")
     if overlap and dp > 1:
         out += ["overlap_grad_reduce: true", f"grad_bucket_bytes: {25 * 1024 * 1024}"]
+    if megatron_v2:
+        # Megatron-LM v2.5 with --fp16 and neither --use-contiguous-buffers-in-ddp nor
+        # --accumulate-allreduce-grads-in-fp32 (examples/sc21/CONFIG.sh): no main_grad buffers, so the
+        # optimizer casts the FP16 gradients to FP32 copies and copies its masters back (optimizer.py),
+        # and DDP=local flattens, divides and copies them back around the all-reduce
+        # (model/distributed.py). docs/cost-model.md. Autograd also adds each microbatch's FP16 weight
+        # gradients into .grad (mpu/layers.py's F.linear), but autograd_grad_accumulation is not set:
+        # it takes the set outside its bounds (docs/validation.md, "Session 43").
+        out.append("megatron_v2_fp16_optimizer: true")
+        if not overlap:
+            out.append("megatron_local_ddp_copies: true")
     first = 0
     for s, n in enumerate(stage_layers(blocks, pp)):
         out += ["stages {"]
@@ -402,7 +413,8 @@ def main():
     for (name, params, heads, hidden, blocks, tp, pp, gpus, batch, tflops, mbs, vp, source) in CASES:
         plan = f"plans/{name}.pbtxt"
         with open(os.path.join(root, plan), "w") as f:
-            f.write(plan_text(name, params, heads, hidden, blocks, tp, pp, gpus, batch, mbs, vp, source))
+            f.write(plan_text(name, params, heads, hidden, blocks, tp, pp, gpus, batch, mbs, vp, source,
+                              megatron_v2=True))
         cases.append(case_text(name, f"{source}: {params}B, {gpus} GPUs, {tflops} TFLOP/s per GPU", plan,
                                cluster, tflops))
     write_set(root, "megatron-sc21",
