@@ -139,6 +139,8 @@ hetsim::v1::Plan PlanMessage(const spec::PlanSpec& spec) {
   plan.set_p2p_rendezvous(spec.p2p_rendezvous);
   plan.set_fp8_current_scaling(spec.fp8_current_scaling);
   plan.set_deepspeed_fp16_optimizer(spec.deepspeed_fp16_optimizer);
+  plan.set_megatron_v2_fp16_optimizer(spec.megatron_v2_fp16_optimizer);
+  plan.set_megatron_local_ddp_copies(spec.megatron_local_ddp_copies);
   plan.set_fp32_logits_cross_entropy(spec.fp32_logits_cross_entropy);
   plan.set_synchronized_tp_collectives(spec.synchronized_tp_collectives);
   plan.set_cuda_launch_blocking(spec.cuda_launch_blocking);

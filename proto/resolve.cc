@@ -343,6 +343,8 @@ spec::PlanSpec ResolvePlan(const hetsim::v1::Plan& plan, absl::string_view plan_
   p.p2p_rendezvous = plan.p2p_rendezvous();
   p.fp8_current_scaling = plan.fp8_current_scaling();
   p.deepspeed_fp16_optimizer = plan.deepspeed_fp16_optimizer();
+  p.megatron_v2_fp16_optimizer = plan.megatron_v2_fp16_optimizer();
+  p.megatron_local_ddp_copies = plan.megatron_local_ddp_copies();
   p.fp32_logits_cross_entropy = plan.fp32_logits_cross_entropy();
   p.synchronized_tp_collectives = plan.synchronized_tp_collectives();
   p.cuda_launch_blocking = plan.cuda_launch_blocking();

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -91,6 +92,19 @@ void CheckP2pRendezvous(Problems& p, const Plan& plan) {
   }
 }
 
+// Plan.megatron_v2_fp16_optimizer and megatron_local_ddp_copies price Megatron-LM v2's FP16 gradients; with FP32
+// gradients it keeps them in contiguous main_grad buffers, another path.
+void CheckMegatronV2Step(Problems& p, const Plan& plan) {
+  for (const auto& [on, field] : {std::pair{plan.megatron_v2_fp16_optimizer(), "megatron_v2_fp16_optimizer"},
+                                  std::pair{plan.megatron_local_ddp_copies(), "megatron_local_ddp_copies"}}) {
+    if (on && plan.grad_reduce_in_fp32()) {
+      p.Add(field,
+            "needs FP16 gradients (grad_reduce_in_fp32 off): with FP32 gradients Megatron-LM v2 keeps "
+            "contiguous main_grad buffers, a path hetsim does not price");
+    }
+  }
+}
+
 void CheckSchedule(Problems& p, const Plan& plan) {
   if (plan.schedule() == SCHEDULE_UNSPECIFIED) {
     p.Add("schedule", "required (GPIPE, ONE_F_ONE_B, EAGER_1F1B, H_1F1B or INTERLEAVED_1F1B)");
@@ -114,6 +128,7 @@ void CheckSchedule(Problems& p, const Plan& plan) {
     p.Add("overlap_param_gather", "needs a stage with zero_stage 1 or 2 (only a sharded optimizer gathers parameters)");
   }
   CheckP2pRendezvous(p, plan);
+  CheckMegatronV2Step(p, plan);
 }
 
 // Interleaved 1F1B cuts a stage's blocks into virtual_stages equal chunks, the embedding riding with

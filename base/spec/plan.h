@@ -230,6 +230,12 @@ struct CostSwitches {
   bool fp8_current_scaling = false;
   // Plan.deepspeed_fp16_optimizer: DeepSpeed 0.3.x's FP16 step and all-reduce copies (FP16 models).
   bool deepspeed_fp16_optimizer = false;
+  // Plan.megatron_v2_fp16_optimizer: Megatron-LM v2.x's Float16Optimizer without main_grad buffers, the
+  // FP16 gradients cast to FP32 copies and the masters copied back (FP16 models, FP16 gradients).
+  bool megatron_v2_fp16_optimizer = false;
+  // Plan.megatron_local_ddp_copies: Megatron-LM v2.x's local DDP without contiguous buffers flattens,
+  // divides and copies back the gradients around their all-reduce (FP16 gradients).
+  bool megatron_local_ddp_copies = false;
   // Plan.fp32_logits_cross_entropy: the head's logits cast to FP32 in a pass of their own, then
   // Megatron's vocabulary-parallel cross-entropy op by op (LayerCost::fp32_loss_*).
   bool fp32_logits_cross_entropy = false;

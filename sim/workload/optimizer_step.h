@@ -42,8 +42,23 @@ struct DeepSpeedFp16Passes {
 };
 DeepSpeedFp16Passes PlanDeepSpeedFp16Passes(double parameters, bool data_parallel, bool fp32_allreduce);
 
+// Megatron-LM v2.x's FP16 step without main_grad buffers (Plan.megatron_v2_fp16_optimizer) and its local
+// DDP's copies (Plan.megatron_local_ddp_copies), what they move beyond the passes above, in bytes per
+// parameter of the GPU's share (megatron/optimizer/optimizer.py and megatron/model/distributed.py at v2.5;
+// docs/cost-model.md, "Megatron-LM v2's FP16 step"). The passes above read FP16 gradients; v2.5's read
+// FP32 copies of them.
+struct MegatronV2Fp16Passes {
+  double grad_cast_bytes = 0;   // _copy_model_grads_to_main_grads: model_param.grad.float()
+  double fp32_grads_bytes = 0;  // unscale (read + write), norm and Adam read 4-byte gradients, not 2
+  double copy_back_bytes = 0;   // _copy_main_params_to_model_params: the FP32 master read (Adam writes FP16)
+  double ddp_copy_bytes = 0;    // local DDP: _flatten_dense_tensors, the in-place divide, copy_ back
+  int kernels = 0;
+};
+MegatronV2Fp16Passes PlanMegatronV2Fp16Passes(double parameters, bool optimizer, bool local_ddp_copies);
+
 // The step as `config` runs it: OptimizerStepSeconds, plus DeepSpeed 0.3.x's FP16 passes when the
-// plan names them (config.deepspeed_fp16_optimizer, FP16 models only).
+// plan names them (config.deepspeed_fp16_optimizer, FP16 models only) and Megatron-LM v2.x's
+// (config.megatron_v2_fp16_optimizer, config.megatron_local_ddp_copies; FP16 models with FP16 gradients).
 double OptimizerStepSeconds(const StageMemory& memory, spec::DType dtype, const GpuCompute& gpu,
                             const StageConfig& config);
 

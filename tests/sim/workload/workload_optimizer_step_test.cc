@@ -87,3 +87,37 @@ TEST_CASE("optimizer step: DeepSpeed 0.3's FP16 step adds its overflow check, fl
   c.deepspeed_fp16_optimizer = false;
   CHECK(OptimizerStepSeconds(States(), hetsim::spec::DType::kFp16, fp16, c) == step);
 }
+
+TEST_CASE("optimizer step: Megatron-LM v2's FP16 step casts the gradients to FP32 and copies the masters back") {
+  const GpuCompute fp16 = Gpu(hetsim::v1::FP16);
+  const double step = OptimizerStepSeconds(States(), hetsim::spec::DType::kFp16, fp16);
+  StageConfig c;
+  c.megatron_v2_fp16_optimizer = true;
+  // 1e9 FP16 parameters, FP16 gradients. The cast to the FP32 main gradient 6 (read 2, write 4); the
+  // unscale reads and writes 4 bytes where the step counts 2 (+4), the norm and Adam read 4 where it
+  // counts 2 (+2, +2); the copy back reads the master's 4: 18 bytes, two passes of 4 us.
+  const MegatronV2Fp16Passes p = PlanMegatronV2Fp16Passes(1e9, true, false);
+  CHECK(p.grad_cast_bytes + p.fp32_grads_bytes + p.copy_back_bytes == 18e9);
+  CHECK(OptimizerStepSeconds(States(), hetsim::spec::DType::kFp16, fp16, c) ==
+        Approx(step + 18e9 / 1000e9 + 8e-6).epsilon(1e-12));
+  // The whole v2.5 step over hand counts: cast 6, unscale 8, norm 4, Adam 28 (gradient 4, master,
+  // momentum and variance read and written), copy back 6 (read 4, write 2): 52 bytes, 5 passes.
+  CHECK(OptimizerStepSeconds(States(), hetsim::spec::DType::kFp16, fp16, c) ==
+        Approx(52e9 / 1000e9 + 5 * 4e-6 + 30e-3).epsilon(1e-12));
+  // Local DDP's copies besides: flatten 4, the divide 4, the copy back 4: 12 more, three more passes.
+  c.megatron_local_ddp_copies = true;
+  CHECK(OptimizerStepSeconds(States(), hetsim::spec::DType::kFp16, fp16, c) ==
+        Approx(step + 30e9 / 1000e9 + 20e-6).epsilon(1e-12));
+  // The copies alone (the field is its own: v2.5's --DDP-impl torch runs have the step, not these).
+  c.megatron_v2_fp16_optimizer = false;
+  CHECK(OptimizerStepSeconds(States(), hetsim::spec::DType::kFp16, fp16, c) ==
+        Approx(step + 12e9 / 1000e9 + 12e-6).epsilon(1e-12));
+  // FP32 gradients (v2.5's contiguous main_grad buffers, another path) or a BF16 model: the step alone.
+  c.megatron_v2_fp16_optimizer = true;
+  c.grad_reduce_in_fp32 = true;
+  CHECK(OptimizerStepSeconds(States(), hetsim::spec::DType::kFp16, fp16, c) == step);
+  c.grad_reduce_in_fp32 = false;
+  const GpuCompute bf16 = Gpu(hetsim::v1::BF16);
+  CHECK(OptimizerStepSeconds(States(), hetsim::spec::DType::kBf16, bf16, c) ==
+        OptimizerStepSeconds(States(), hetsim::spec::DType::kBf16, bf16));
+}
