@@ -228,7 +228,7 @@ TEST_CASE("mixed replicas: the shard rings of TP 4 groups share each node's one 
   CHECK(alone->nic_load == Approx(3.0 / 4).epsilon(1e-12));
   const double link = 0.8 * nic;  // the simulator's NIC link
   int nics = 0;
-  for (const auto& [key, rate] : flow->links) {
+  for (const auto& [key, rate, flows, link_rate] : flow->links) {
     if (key < kMixedNicKey) continue;
     ++nics;
     CHECK(rate == Approx(std::max(link / (3.0 / 4), pace) / 4).epsilon(1e-12));
@@ -266,7 +266,7 @@ TEST_CASE("mixed replicas: a stage's NICs carry LL's wire bytes, four of them a 
   CHECK(alone->nic_load == 1);
   const double pace = wire / alone->bandwidth_s();
   int nics = 0;
-  for (const auto& [key, rate] : flow->links) {
+  for (const auto& [key, rate, flows, link_rate] : flow->links) {
     if (key < kMixedNicKey) continue;
     ++nics;
     CHECK(rate == Approx(std::max(nic / 4, pace) / 4).epsilon(1e-12));
@@ -305,7 +305,7 @@ TEST_CASE("mixed replicas: an MoE stage's expert rings are NCCL flows through ea
   const double nic = t.link(t.nic_uplink(t.nic_of(GpuId(0)))).bandwidth.bytes_per_second();
   CHECK(nic == Approx(0.8 * cluster->island(0).node_nic_bytes_per_s).epsilon(1e-12));
   int nics = 0;
-  for (const auto& [key, rate] : flow->links) {
+  for (const auto& [key, rate, flows, link_rate] : flow->links) {
     if (key == -1) CHECK(rate == Approx(pace / 2).epsilon(1e-12));
     if (key < kMixedNicKey) continue;
     ++nics;

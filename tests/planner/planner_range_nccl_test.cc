@@ -399,6 +399,55 @@ TEST_CASE("range rings: a double tree between two nodes loads each NIC with 2/3 
   CHECK(NicLoadRatio(t, {gpus[0], gpus[1]}, shape) == 1);
 }
 
+TEST_CASE("range rings: the flows a collective puts through its busiest NIC are the simulator's", "[planner][nccl]") {
+  // The same four GPUs (two on each of two one-NIC nodes). The simulator's network shares a NIC per flow
+  // (sim/network, max-min), and each transfer of an algorithm is a flow: a ring's channel leaves each node once
+  // (1 flow a channel, both channels through the one NIC: 2); a double tree's two trees each cross between the
+  // nodes on one edge, up and down, so each way 1 flow a tree: 2 (4 with 2 channels); a hierarchy's 2 rails each
+  // ring over the nodes through the NIC: 2.
+  absl::StatusOr<v1::Cluster> c =
+      proto::LoadCluster(proto::Source::File(HETSIM_SOURCE_DIR "/examples/cluster-mixed-cloud.pbtxt"));
+  REQUIRE(c.ok());
+  absl::StatusOr<std::unique_ptr<ClusterModel>> cluster = testing::ClusterModelOf(*c, spec::DType::kBf16);
+  REQUIRE(cluster.ok());
+  const topology::Topology& t = (*cluster)->topology();
+  const std::vector<GpuId> gpus = {*t.GpuIdOf(0, 0, 0), *t.GpuIdOf(0, 0, 1), *t.GpuIdOf(0, 1, 0), *t.GpuIdOf(0, 1, 1)};
+  collectives::CollectiveShape shape;
+  shape.channels = 1;
+  shape.algorithm = collectives::CollectiveAlgorithm::kRing;
+  CHECK(NicFlows(t, gpus, shape) == 1);
+  shape.channels = 2;
+  CHECK(NicFlows(t, gpus, shape) == 2);
+  shape.algorithm = collectives::CollectiveAlgorithm::kTree;
+  CHECK(NicFlows(t, gpus, shape) == 4);
+  shape.channels = 1;
+  CHECK(NicFlows(t, gpus, shape) == 2);
+  shape.algorithm = collectives::CollectiveAlgorithm::kHierarchical;
+  shape.inter_node = collectives::CollectiveAlgorithm::kRing;
+  CHECK(NicFlows(t, gpus, shape) == 2);
+  // Inside one node: no NIC, one flow for the weight.
+  shape.algorithm = collectives::CollectiveAlgorithm::kTree;
+  CHECK(NicFlows(t, {gpus[0], gpus[1]}, shape) == 1);
+  // As a link of ShareLinks: a double tree's price through that NIC (2/3 of a ring's bytes, Simple) counts 2 flows
+  // and goes 3 times as fast per flow as a one-channel ring (the weight of its share, SharedLink::Weight).
+  NcclPrice tree;
+  tree.nic_load = 2.0 / 3;
+  tree.nic_flows = 2;
+  const SharedLink link = tree.NicLink(7, 1e10, 1);
+  CHECK(link.bytes_per_s == Approx(1.5e10).epsilon(1e-12));
+  CHECK(link.flows == 2);
+  CHECK(link.Weight() == Approx(3).epsilon(1e-12));
+  // Two shard rings of LL (a quarter of the wire is payload) through one NIC of C: 2 flows, C / 4 / 2 of payload
+  // each alone, weight 2 x (C / 8) / C = 1/4. Beside a Simple ring's one flow (weight 1) each of the 3 flows gets
+  // C / 3 of the wire, and each LL ring moves C / 3 / 4 = C / 12 of payload, a quarter of the Simple ring's.
+  NcclPrice ll;
+  ll.payload_fraction = 0.25;
+  const SharedLink rings = ll.NicLink(7, 1e10, 2);
+  CHECK(rings.bytes_per_s == Approx(1.25e9).epsilon(1e-12));
+  CHECK(rings.flows == 2);
+  CHECK(rings.Weight() == Approx(0.25).epsilon(1e-12));
+}
+
 // The 8-expert case model (tests/planner_data/moe-hapt-case.pbtxt) as two one-stage pipelines of TP 1 x DP 8 at
 // EP 8 on the two nodes of the A100 island of tests/planner_data/cluster-a100-rtx4090.pbtxt made two nodes long
 // (one 400 Gb/s InfiniBand NIC a GPU), or with `nics_per_node` NICs a node sharing the node's 3200 Gb/s: the
