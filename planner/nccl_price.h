@@ -75,10 +75,15 @@ struct NcclPrice {
     return link_bytes_per_s * payload_fraction / nic_load / std::max(1, rings);
   }
   // That NIC as a link of ShareLinks: NicBytesPerS, with the `rings` x nic_flows flows the simulator puts on it
-  // at its rate, so that each gets as much of it as any other range's flow (SharedLink).
-  SharedLink NicLink(int key, double link_bytes_per_s, int rings) const {
-    return {key, NicBytesPerS(link_bytes_per_s, rings), static_cast<double>(std::max(1, rings) * nic_flows),
-            link_bytes_per_s};
+  // at its rate, so that each gets as much of it as any other range's flow (SharedLink). `pace_bytes_per_s`
+  // (a mixed stage's: one ring alone at NCCL's estimate, which has seen the NIC) floors what the NIC gives one
+  // ring before the `rings` divide it. The simulator's NIC still splits its rate equally per flow whatever a
+  // flow's bytes: the floor raises what one flow's share moves of the ring's bytes, not the share, so the link
+  // keeps its own rate and its flows and the weight (flows x bytes_per_s / link) rises with the floored rate;
+  // against another transfer on the NIC each then takes flows x rate-per-flow / link of it, as in the simulator.
+  SharedLink NicLink(int key, double link_bytes_per_s, int rings, double pace_bytes_per_s = 0) const {
+    return {key, std::max(NicBytesPerS(link_bytes_per_s, 1), pace_bytes_per_s) / std::max(1, rings),
+            static_cast<double>(std::max(1, rings) * nic_flows), link_bytes_per_s};
   }
 };
 
