@@ -311,6 +311,7 @@ std::optional<NcclPrice> PriceOf(const RangeRing& ring, const std::vector<RangeC
     sum.latency_s += one->latency_s;
     sum.payload_fraction = std::min(sum.payload_fraction, one->payload_fraction);
     sum.nic_load = std::max(sum.nic_load, one->nic_load);
+    sum.nic_flows = std::max(sum.nic_flows, one->nic_flows);
     const double bytes = static_cast<double>(c.bytes) * (c.op == CollectiveOp::kAllReduce ? 2 : 1);
     crossing += one->crossing * bytes;
     ring_bytes += bytes;
@@ -326,7 +327,7 @@ std::optional<NcclPrice> PriceOf(const RangeRing& ring, const std::vector<RangeC
 // beside the holding stages' NIC shares.
 void AddNodeNics(const RangeRing& ring, const NcclPrice& price, SharedFlow& flow) {
   for (const auto& [key, nic] : ring.nics) {
-    flow.links.emplace_back(kNodeNicKey - (key - kMixedNicKey), price.NicBytesPerS(nic.first, nic.second));
+    flow.links.push_back(price.NicLink(kNodeNicKey - (key - kMixedNicKey), nic.first, nic.second));
   }
 }
 
@@ -658,7 +659,7 @@ Time AloneTime(const RangeRing& ring, const StageKeys& keys, double bytes, doubl
                RangeNccl& nccl) {
   const SharedFlow flow = RangeFlow(ring, keys, bytes, steps, {{op, static_cast<int64_t>(bytes)}}, nccl);
   double rate = std::numeric_limits<double>::infinity();
-  for (const auto& [key, r] : flow.links) rate = std::min(rate, r);
+  for (const SharedLink& l : flow.links) rate = std::min(rate, l.bytes_per_s);
   return (flow.links.empty() || !(rate > 0) ? 0 : SecondsToTime(flow.bytes / rate)) + flow.latency;
 }
 

@@ -299,8 +299,10 @@ std::optional<SharedFlow> MixedRingFlow(const ClusterModel& cluster, const std::
   const double alone = price->bandwidth_s() > 0 ? flow.bytes / price->bandwidth_s() : 0;
   if (alone > 0) flow.links.emplace_back(-1, alone / load);
   if (!ring.one_node) {
+    // Each NIC shared per flow (NcclPrice::NicLink): the rings through it x the flows one puts there, the
+    // lone ring's pace its floor.
     for (const auto& [key, nic] : MixedNicLinks(cluster, groups, finest, expert_block))
-      flow.links.emplace_back(key, std::max(price->NicBytesPerS(nic.first, 1), alone) / nic.second);
+      flow.links.push_back(price->NicLink(key, nic.first, nic.second, alone));
   }
   for (const auto& [pair, rate] : ring.crossing_bytes_per_s) {
     if (std::isfinite(rate)) {

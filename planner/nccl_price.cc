@@ -68,22 +68,60 @@ void ForEachTransfer(const topology::Topology& topology, const std::vector<GpuId
   }
 }
 
-// The busiest `key` (of a transfer; none: it loads no such key) under `shape` over the same under one ring
-// (ForEachTransfer), 1 when the ring loads none.
+// What the busiest `key` (of a transfer; none: it loads no such key) carries under `shape` (ForEachTransfer; one
+// ring alone when `ring_only`): its bytes, and the transfers over it, each a flow of the simulator.
+struct KeyLoad {
+  double bytes = 0;
+  int flows = 0;
+};
 template <typename Key>
-double LoadRatio(const topology::Topology& topology, const std::vector<GpuId>& gpus,
-                 const collectives::CollectiveShape& shape,
-                 absl::FunctionRef<void(GpuId, GpuId, absl::FunctionRef<void(Key)>)> keys) {
-  const auto busiest = [&](bool ring_only) {
-    std::map<Key, double> load;
-    ForEachTransfer(topology, gpus, shape, ring_only,
-                    [&](GpuId from, GpuId to, double share) { keys(from, to, [&](Key k) { load[k] += share; }); });
-    double most = 0;
-    for (const auto& [k, bytes] : load) most = std::max(most, bytes);
-    return most;
-  };
-  const double reference = busiest(true);
-  return reference > 0 ? busiest(false) / reference : 1;
+KeyLoad Busiest(const topology::Topology& topology, const std::vector<GpuId>& gpus,
+                const collectives::CollectiveShape& shape, bool ring_only,
+                absl::FunctionRef<void(GpuId, GpuId, absl::FunctionRef<void(Key)>)> keys) {
+  std::map<Key, KeyLoad> load;
+  ForEachTransfer(topology, gpus, shape, ring_only, [&](GpuId from, GpuId to, double share) {
+    keys(from, to, [&](Key k) {
+      load[k].bytes += share;
+      ++load[k].flows;
+    });
+  });
+  KeyLoad most;
+  for (const auto& [k, one] : load) {
+    if (one.bytes > most.bytes) most = one;
+  }
+  return most;
+}
+
+// The busiest `key` under `shape` over the same under one ring (Busiest), 1 when the ring loads none; and the
+// flows over it.
+template <typename Key>
+KeyLoad LoadRatio(const topology::Topology& topology, const std::vector<GpuId>& gpus,
+                  const collectives::CollectiveShape& shape,
+                  absl::FunctionRef<void(GpuId, GpuId, absl::FunctionRef<void(Key)>)> keys) {
+  const double reference = Busiest<Key>(topology, gpus, shape, true, keys).bytes;
+  KeyLoad out = Busiest<Key>(topology, gpus, shape, false, keys);
+  out.bytes = reference > 0 ? out.bytes / reference : 1;
+  return out;
+}
+
+// The NICs a transfer leaves and enters its node by, each direction apart (none inside a node).
+using NicWay = std::pair<topology::DeviceId, bool>;  // (NIC, into its node)
+void NicWays(const topology::Topology& topology, GpuId from, GpuId to, absl::FunctionRef<void(NicWay)> load) {
+  const absl::StatusOr<topology::GpuLocation> a = topology.Locate(from), b = topology.Locate(to);
+  if (!a.ok() || !b.ok() || (a->island == b->island && a->node == b->node)) return;
+  load({topology.nic_of(from), false});
+  load({topology.nic_of(to), true});
+}
+
+// NicLoadRatio, and the flows over that NIC (1 inside one node).
+KeyLoad NicLoadOf(const topology::Topology& topology, const std::vector<GpuId>& gpus,
+                  const collectives::CollectiveShape& shape) {
+  if (collectives::GroupByNode(topology, gpus).size() < 2) return {1, 1};
+  KeyLoad out = LoadRatio<NicWay>(
+      topology, gpus, shape,
+      [&](GpuId from, GpuId to, absl::FunctionRef<void(NicWay)> load) { NicWays(topology, from, to, load); });
+  out.flows = std::max(1, out.flows);
+  return out;
 }
 
 }  // namespace
@@ -94,23 +132,23 @@ double CrossingLoadRatio(const topology::Topology& topology, const std::vector<G
       shape.algorithm != collectives::CollectiveAlgorithm::kTree)
     return 1;
   using Pair = std::pair<int, int>;  // (from, to) island
-  return LoadRatio<Pair>(topology, gpus, shape, [&](GpuId from, GpuId to, absl::FunctionRef<void(Pair)> load) {
-    const absl::StatusOr<topology::GpuLocation> a = topology.Locate(from), b = topology.Locate(to);
-    if (a.ok() && b.ok() && a->island != b->island) load({a->island, b->island});
-  });
+  return LoadRatio<Pair>(topology, gpus, shape,
+                         [&](GpuId from, GpuId to, absl::FunctionRef<void(Pair)> load) {
+                           const absl::StatusOr<topology::GpuLocation> a = topology.Locate(from),
+                                                                       b = topology.Locate(to);
+                           if (a.ok() && b.ok() && a->island != b->island) load({a->island, b->island});
+                         })
+      .bytes;
 }
 
 double NicLoadRatio(const topology::Topology& topology, const std::vector<GpuId>& gpus,
                     const collectives::CollectiveShape& shape) {
-  if (collectives::GroupByNode(topology, gpus).size() < 2) return 1;
-  using Way = std::pair<topology::DeviceId, bool>;  // (NIC, into its node)
-  return LoadRatio<Way>(topology, gpus, shape, [&](GpuId from, GpuId to, absl::FunctionRef<void(Way)> load) {
-    const topology::DeviceId out = topology.nic_of(from), in = topology.nic_of(to);
-    const absl::StatusOr<topology::GpuLocation> a = topology.Locate(from), b = topology.Locate(to);
-    if (!a.ok() || !b.ok() || (a->island == b->island && a->node == b->node)) return;
-    load({out, false});
-    load({in, true});
-  });
+  return NicLoadOf(topology, gpus, shape).bytes;
+}
+
+int NicFlows(const topology::Topology& topology, const std::vector<GpuId>& gpus,
+             const collectives::CollectiveShape& shape) {
+  return NicLoadOf(topology, gpus, shape).flows;
 }
 
 std::optional<NcclPrice> RangeNccl::Of(const std::vector<GpuId>& gpus, CollectiveOp op, int64_t bytes) {
@@ -136,10 +174,12 @@ std::optional<NcclPrice> RangeNccl::Of(const std::vector<GpuId>& gpus, Collectiv
   absl::StatusOr<collectives::CollectiveShape> alpha =
       collectives::ShapeFor(topology_, router_, tiny, shape.algorithm, shape.protocol);
   if (!alpha.ok()) return out;
-  out = NcclPrice{shape.estimated_seconds.value(), std::min(alpha->estimated_seconds, shape.estimated_seconds).value(),
+  out = NcclPrice{shape.estimated_seconds.value(),
+                  std::min(alpha->estimated_seconds, shape.estimated_seconds).value(),
                   op == CollectiveOp::kAllReduce ? CrossingLoadRatio(topology_, gpus, shape) : 1.0,
                   NicLoadRatio(topology_, gpus, shape),
-                  topology_.nccl_model() ? collectives::ProtocolBandwidthFraction(shape.protocol) : 1.0};
+                  topology_.nccl_model() ? collectives::ProtocolBandwidthFraction(shape.protocol) : 1.0,
+                  NicFlows(topology_, gpus, shape)};
 
   return out;
 }

@@ -11,6 +11,7 @@
 
 #include "base/ids.h"
 #include "planner/cluster_model.h"
+#include "planner/shared_links.h"
 #include "sim/collectives/algorithms.h"
 #include "topology/routing.h"
 
@@ -37,6 +38,12 @@ double CrossingLoadRatio(const topology::Topology& topology, const std::vector<G
 double NicLoadRatio(const topology::Topology& topology, const std::vector<GpuId>& gpus,
                     const collectives::CollectiveShape& shape);
 
+// The simulator's flows over that busiest NIC one way (the same walk, each transfer a flow of the network, which
+// shares a NIC equally per flow): one per ring channel leaving the node there, one per tree of each double tree
+// (per channel) whose edge crosses it, one per hierarchy's rail through it. 1 inside one node.
+int NicFlows(const topology::Topology& topology, const std::vector<GpuId>& gpus,
+             const collectives::CollectiveShape& shape);
+
 // NCCL's price of one collective of a range's first shard group alone, as the simulator runs it
 // (sim/executor/layer_range_sync.cc: collectives::ChooseShape on the group's GPUs picks the algorithm,
 // ring or double tree, the protocol, the channels and the chunks by the alpha-beta estimate on the
@@ -56,6 +63,9 @@ struct NcclPrice {
   // simulator moves them (collectives::ProtocolBandwidthFraction of its protocol: LL 0.25, LL128 0.92,
   // Simple 1; the smallest when it stands for several).
   double payload_fraction = 1;
+  // The flows one collective puts through its busiest NIC one way (NicFlows; when it stands for several, the
+  // largest): what its share of a NIC shared per flow counts.
+  int nic_flows = 1;
   double bandwidth_s() const { return std::max(0.0, seconds - latency_s); }
   // What a NIC whose link carries `link_bytes_per_s` one way (the simulator's rate: line x NCCL's efficiency)
   // gives each of `rings` such collectives through it, in payload bytes of a ring's: its protocol's payload
@@ -63,6 +73,17 @@ struct NcclPrice {
   // NICs and a mixed stage's (planner/layer_ranges.cc, planner/mixed_replicas.cc) both take it.
   double NicBytesPerS(double link_bytes_per_s, int rings) const {
     return link_bytes_per_s * payload_fraction / nic_load / std::max(1, rings);
+  }
+  // That NIC as a link of ShareLinks: NicBytesPerS, with the `rings` x nic_flows flows the simulator puts on it
+  // at its rate, so that each gets as much of it as any other range's flow (SharedLink). `pace_bytes_per_s`
+  // (a mixed stage's: one ring alone at NCCL's estimate, which has seen the NIC) floors what the NIC gives one
+  // ring before the `rings` divide it. The simulator's NIC still splits its rate equally per flow whatever a
+  // flow's bytes: the floor raises what one flow's share moves of the ring's bytes, not the share, so the link
+  // keeps its own rate and its flows and the weight (flows x bytes_per_s / link) rises with the floored rate;
+  // against another transfer on the NIC each then takes flows x rate-per-flow / link of it, as in the simulator.
+  SharedLink NicLink(int key, double link_bytes_per_s, int rings, double pace_bytes_per_s = 0) const {
+    return {key, std::max(NicBytesPerS(link_bytes_per_s, 1), pace_bytes_per_s) / std::max(1, rings),
+            static_cast<double>(std::max(1, rings) * nic_flows), link_bytes_per_s};
   }
 };
 

@@ -145,8 +145,8 @@ std::vector<Time> SharedRingDelays(const std::vector<SearchedStage>& stages,
     for (SharedFlow f : stages[i].grad_sync_flows) {
       f.start = last_backward_end[i];
       if (f.after >= 0) f.after += static_cast<int>(first);
-      for (auto& [key, rate] : f.links) {
-        if (key == -1) key = -(1 << 24) - static_cast<int>(i);  // its own pace: its own link
+      for (SharedLink& l : f.links) {
+        if (l.key == -1) l.key = -(1 << 24) - static_cast<int>(i);  // its own pace: its own link
       }
       flows.push_back(std::move(f));
     }

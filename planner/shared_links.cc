@@ -15,8 +15,10 @@ namespace {
 constexpr double kUnlimited = std::numeric_limits<double>::infinity();
 constexpr double kLongestSeconds = 1e6;  // beyond any transfer, within Time's range
 
-// The max-min rates of flows `active` by progressive filling: every unfrozen flow rises at one rate
-// until a link it crosses is full; that link's flows freeze there, and the others go on.
+// The max-min rates of flows `active` by progressive filling over the simulator's flows: the rate each flow
+// gets rises on every link at once, a transfer going at its weight (SharedLink::Weight) x that rate, until a
+// link is full; the transfers it holds lowest (at no more than any other of their links would give them) freeze
+// there, and the others go on. With every weight 1 each round freezes every transfer over the fullest link.
 std::vector<double> FairRates(const std::vector<SharedFlow>& flows, const std::vector<size_t>& active) {
   std::vector<double> rate(active.size(), -1);  // -1: not frozen yet
   size_t frozen = 0;
@@ -24,25 +26,38 @@ std::vector<double> FairRates(const std::vector<SharedFlow>& flows, const std::v
     if (flows[active[a]].links.empty()) rate[a] = kUnlimited, ++frozen;
   }
   std::map<int, double> used;  // per link, the share its frozen flows take
+  std::vector<double> bound(active.size());
   while (frozen < active.size()) {
-    std::map<int, double> per_level;  // per link, what one unit of the common rate takes of it
+    std::map<int, double> per_level;  // per link, what one unit of the rate per flow takes of it
     for (size_t a = 0; a < active.size(); ++a) {
       if (rate[a] >= 0) continue;
-      for (const auto& [link, capacity] : flows[active[a]].links) per_level[link] += 1 / capacity;
+      for (const SharedLink& l : flows[active[a]].links) per_level[l.key] += l.Weight() / l.bytes_per_s;
     }
-    double level = kUnlimited;
+    std::map<int, double> level;  // per link, the rate per flow that fills it
+    for (const auto& [link, take] : per_level) level[link] = std::max(0.0, 1 - used[link]) / take;
+    // Each transfer's rate were its links filled now: the lowest of them; the links that hold it there.
+    std::set<int> holds;
+    for (size_t a = 0; a < active.size(); ++a) {
+      if (rate[a] >= 0) continue;
+      bound[a] = kUnlimited;
+      for (const SharedLink& l : flows[active[a]].links) bound[a] = std::min(bound[a], l.Weight() * level[l.key]);
+      for (const SharedLink& l : flows[active[a]].links) {
+        if (l.Weight() * level[l.key] <= bound[a]) holds.insert(l.key);
+      }
+    }
+    double lowest = kUnlimited;
     int full = 0;
-    for (const auto& [link, take] : per_level) {
-      const double t = std::max(0.0, 1 - used[link]) / take;
-      if (t < level) level = t, full = link;
+    for (const auto& [link, t] : level) {
+      if (holds.contains(link) && t < lowest) lowest = t, full = link;
     }
     for (size_t a = 0; a < active.size(); ++a) {
       if (rate[a] >= 0) continue;
       const auto& links = flows[active[a]].links;
-      if (std::none_of(links.begin(), links.end(), [&](const auto& l) { return l.first == full; })) continue;
-      rate[a] = level;
+      const auto on_full = std::find_if(links.begin(), links.end(), [&](const SharedLink& l) { return l.key == full; });
+      if (std::isfinite(lowest) && (on_full == links.end() || on_full->Weight() * lowest > bound[a])) continue;
+      rate[a] = std::isfinite(lowest) ? on_full->Weight() * lowest : kUnlimited;  // no finite link: unbounded
       ++frozen;
-      for (const auto& [link, capacity] : links) used[link] += level / capacity;
+      for (const SharedLink& l : links) used[l.key] += rate[a] / l.bytes_per_s;
     }
   }
   return rate;

@@ -204,75 +204,105 @@ TEST_CASE("mixed replicas: a placed ring leaves each node once at NCCL's estimat
   CHECK(MixedRingTime(*cluster, groups) > 4 * ring);
 }
 
-TEST_CASE("mixed replicas: the shard rings of TP 4 groups share each node's one NIC", "[planner][mixed]") {
-  // The bundled example's stage 0: an A100 TP 4 replica (GPUs 0-3) beside two L40S TP 4 replicas (the
-  // L40S node's 8 GPUs): four shard rings of three GPUs, each crossing both nodes' one NIC. A NIC gives
-  // each ring a quarter of what it carries, but never less than a quarter of NCCL's own pace for one ring
-  // alone: between two nodes NCCL takes the double tree, which sends each byte once each way (sim/collectives,
-  // NcclTwoNodeTreeRatio), 3/4 of a ring's 2 (n - 1) / n = 4/3 through the NIC (NicLoadRatio, since session
-  // 42: the NIC link C = 100 Gb/s x Ethernet's 0.80 carries C / (3/4) of a ring's bytes).
-  const std::unique_ptr<ClusterModel> cluster = MixedCloud();
-  const int64_t bytes = int64_t{700} << 20;
-  const std::vector<SearchedGroup> groups = {PlacedGroup(0, 4, 4, bytes), PlacedGroup(1, 8, 4, bytes)};
-  RangeNccl pricer(*cluster);
-  const std::optional<SharedFlow> flow = MixedDenseRingFlow(*cluster, groups, pricer);
+// An A100 TP 4 replica (GPUs 0-3) beside `l40s_gpus` / 4 L40S TP 4 replicas on the first L40S node, each shard
+// `bytes` of gradients: four shard rings of 1 + l40s_gpus / 4 GPUs, one A100 and the L40S GPUs 16, 20, ... each
+// (shard 0's), each crossing both nodes' one NIC.
+struct TpFourRings {
+  std::unique_ptr<ClusterModel> cluster;
+  std::vector<SearchedGroup> groups;
+  SharedFlow flow;
+  NcclPrice alone;                    // one shard ring alone: NCCL's estimate on its GPUs
+  collectives::CollectiveShape nccl;  // the shape the simulator runs it in
+  double wire = 0;                    // a ring's bytes: 2 (n - 1) / n of the shard's
+  double pace = 0;                    // one ring alone at NCCL's estimate
+  std::vector<SharedLink> nics;       // the flow's NIC links
+};
+
+TpFourRings TpFourRingsOf(int l40s_gpus, int64_t bytes) {
+  TpFourRings r;
+  r.cluster = MixedCloud();
+  r.groups = {PlacedGroup(0, 4, 4, bytes), PlacedGroup(1, l40s_gpus, 4, bytes)};
+  RangeNccl pricer(*r.cluster);
+  const std::optional<SharedFlow> flow = MixedDenseRingFlow(*r.cluster, r.groups, pricer);
   REQUIRE(flow);
-  const double wire = 2.0 * 2 / 3 * static_cast<double>(bytes);  // a ring of 3: 2 (n - 1) / n of the bytes
-  CHECK(flow->bytes == Approx(wire).epsilon(1e-12));
-  const double nic = cluster->island(0).node_nic_bytes_per_s;
-  REQUIRE(nic == cluster->island(1).node_nic_bytes_per_s);
-  const std::optional<NcclPrice> alone = pricer.Of({GpuId(0), GpuId(16), GpuId(20)}, CollectiveOp::kAllReduce, bytes);
+  r.flow = *flow;
+  collectives::CollectiveRequest req;
+  req.op = CollectiveOp::kAllReduce;
+  req.bytes = bytes;
+  req.gpus = {GpuId(0)};
+  for (int gpu = 16; gpu < 16 + l40s_gpus; gpu += 4) req.gpus.push_back(GpuId(gpu));
+  const std::optional<NcclPrice> alone = pricer.Of(req.gpus, CollectiveOp::kAllReduce, bytes);
   REQUIRE(alone);
-  const double pace = wire / alone->bandwidth_s();  // one ring alone, at NCCL's estimate
-  CHECK(pace > nic / 4);
-  CHECK(alone->nic_load == Approx(3.0 / 4).epsilon(1e-12));
-  const double link = 0.8 * nic;  // the simulator's NIC link
-  int nics = 0;
-  for (const auto& [key, rate] : flow->links) {
-    if (key < kMixedNicKey) continue;
-    ++nics;
-    CHECK(rate == Approx(std::max(link / (3.0 / 4), pace) / 4).epsilon(1e-12));
+  r.alone = *alone;
+  topology::Router router(r.cluster->topology());
+  absl::StatusOr<collectives::ShapeChoice> nccl = collectives::ChooseShape(r.cluster->topology(), router, req);
+  REQUIRE(nccl.ok());
+  r.nccl = nccl->shape;
+  const double n = static_cast<double>(req.gpus.size());
+  r.wire = 2 * (n - 1) / n * static_cast<double>(bytes);
+  CHECK(r.flow.bytes == Approx(r.wire).epsilon(1e-12));
+  r.pace = r.wire / r.alone.bandwidth_s();
+  for (const SharedLink& l : r.flow.links) {
+    if (l.key >= kMixedNicKey) r.nics.push_back(l);
   }
-  CHECK(nics == 2);
+  return r;
+}
+
+TEST_CASE("mixed replicas: the shard rings of TP 4 groups share each node's one NIC", "[planner][mixed]") {
+  // The bundled example's stage 0: an A100 TP 4 replica beside two L40S TP 4 replicas (the L40S node's 8 GPUs):
+  // four shard rings of three GPUs. A NIC gives each ring a quarter of what it carries, but never less than a
+  // quarter of NCCL's own pace for one ring alone: between two nodes NCCL takes the double tree, which sends each
+  // byte once each way (sim/collectives, NcclTwoNodeTreeRatio), 3/4 of a ring's 2 (n - 1) / n = 4/3 through the
+  // NIC (NicLoadRatio, since session 42: the NIC link C = 100 Gb/s x Ethernet's 0.80 carries C / (3/4) of a
+  // ring's bytes). Shared per flow (session 43): each double tree crosses between the nodes on one edge a tree,
+  // so a NIC carries 2 flows a channel each way (NicFlows), 4 x 2 x channels of the four rings, each flow's share
+  // moving flows x bytes_per_s / C of a ring's bytes (the weight).
+  const TpFourRings r = TpFourRingsOf(8, int64_t{700} << 20);
+  const double nic = r.cluster->island(0).node_nic_bytes_per_s;
+  REQUIRE(nic == r.cluster->island(1).node_nic_bytes_per_s);
+  CHECK(r.pace > nic / 4);
+  CHECK(r.alone.nic_load == Approx(3.0 / 4).epsilon(1e-12));
+  REQUIRE(r.nccl.algorithm == collectives::CollectiveAlgorithm::kTree);
+  CHECK(r.alone.nic_flows == 2 * r.nccl.channels);
+  const double link = 0.8 * nic;  // the simulator's NIC link
+  REQUIRE(r.nics.size() == 2);
+  for (const SharedLink& l : r.nics) {
+    CHECK(l.bytes_per_s == Approx(std::max(link / (3.0 / 4), r.pace) / 4).epsilon(1e-12));
+    CHECK(l.flows == 4 * 2 * r.nccl.channels);
+    CHECK(l.link_bytes_per_s == Approx(link).epsilon(1e-12));
+    CHECK(l.Weight() == Approx(2 * r.nccl.channels * std::max(1 / (3.0 / 4), r.pace / link)).epsilon(1e-12));
+  }
   // The islands share one flat network: what crosses from the A100 to the L40S island goes through the
   // nodes' NICs, no link of its own (before session 42 a boundary transfer's rate, shared by every ring
   // between the islands as if a gateway joined them). The slowest is the NICs' quarter.
-  const MixedRing parts = MixedRingOf(*cluster, groups);
+  const MixedRing parts = MixedRingOf(*r.cluster, r.groups);
   CHECK(parts.crossing_bytes_per_s.empty());
-  CHECK(TimeToSeconds(MixedDenseRingTime(*cluster, groups, pricer)) ==
-        Approx(alone->latency_s + wire / std::min(pace, std::max(link / (3.0 / 4), pace) / 4)).epsilon(1e-6));
+  RangeNccl pricer(*r.cluster);
+  CHECK(TimeToSeconds(MixedDenseRingTime(*r.cluster, r.groups, pricer)) ==
+        Approx(r.alone.latency_s + r.wire / std::min(r.pace, std::max(link / (3.0 / 4), r.pace) / 4)).epsilon(1e-6));
 }
 
 TEST_CASE("mixed replicas: a stage's NICs carry LL's wire bytes, four of them a payload byte", "[planner][mixed]") {
-  // Session 42: an A100 TP 4 replica (GPUs 0-3) beside an L40S TP 4 replica, 16 KiB of gradients a shard:
-  // four shard rings of two GPUs, one a node, each NCCL's LL (the fastest for so few bytes: its step latency
-  // the smallest), whose 8-byte lines carry 4 bytes of payload (NCCL's LL, ProtocolBandwidthFraction 1/4).
-  // Each node's one NIC (the simulator's link: 100 Gb/s x Ethernet's 0.80 = C) carries the four rings' wire
-  // bytes: each ring gets C x 1/4 / 4 of payload, no less than its own pace alone over the 4 rings; a ring of
-  // 2 GPUs on 2 nodes leaves each node once (NicLoadRatio 1). Before, each got C / 4, four times the payload.
-  const std::unique_ptr<ClusterModel> cluster = MixedCloud();
-  const int64_t bytes = int64_t{16} << 10;
-  const std::vector<SearchedGroup> groups = {PlacedGroup(0, 4, 4, bytes), PlacedGroup(1, 4, 4, bytes)};
-  RangeNccl pricer(*cluster);
-  const std::optional<SharedFlow> flow = MixedDenseRingFlow(*cluster, groups, pricer);
-  REQUIRE(flow);
-  const double wire = 2.0 * 1 / 2 * static_cast<double>(bytes);  // a ring of 2: 2 (n - 1) / n of the bytes
-  CHECK(flow->bytes == Approx(wire).epsilon(1e-12));
+  // Session 42: an A100 TP 4 replica beside an L40S TP 4 replica, 16 KiB of gradients a shard: four shard rings of
+  // two GPUs, one a node, each NCCL's LL (the fastest for so few bytes: its step latency the smallest), whose
+  // 8-byte lines carry 4 bytes of payload (NCCL's LL, ProtocolBandwidthFraction 1/4). Each node's one NIC (the
+  // simulator's link: 100 Gb/s x Ethernet's 0.80 = C) carries the four rings' wire bytes: each ring gets
+  // C x 1/4 / 4 of payload, no less than its own pace alone over the 4 rings; a ring of 2 GPUs on 2 nodes leaves
+  // each node once a channel (NicLoadRatio 1, NicFlows its channels). Before, each got C / 4, four times the
+  // payload.
+  const TpFourRings r = TpFourRingsOf(4, int64_t{16} << 10);
   const double nic = 0.8 * 100e9 / 8;
-  CHECK(cluster->island(0).nic_link_bytes_per_s == Approx(nic).epsilon(1e-12));
-  const std::optional<NcclPrice> alone = pricer.Of({GpuId(0), GpuId(16)}, CollectiveOp::kAllReduce, bytes);
-  REQUIRE(alone);
-  CHECK(alone->payload_fraction == 0.25);  // LL
-  CHECK(alone->nic_load == 1);
-  const double pace = wire / alone->bandwidth_s();
-  int nics = 0;
-  for (const auto& [key, rate] : flow->links) {
-    if (key < kMixedNicKey) continue;
-    ++nics;
-    CHECK(rate == Approx(std::max(nic / 4, pace) / 4).epsilon(1e-12));
-    CHECK(rate < nic / 4 / 2);
+  CHECK(r.cluster->island(0).nic_link_bytes_per_s == Approx(nic).epsilon(1e-12));
+  CHECK(r.alone.payload_fraction == 0.25);  // LL
+  CHECK(r.alone.nic_load == 1);
+  REQUIRE(r.nccl.algorithm == collectives::CollectiveAlgorithm::kRing);
+  CHECK(r.alone.nic_flows == r.nccl.channels);
+  REQUIRE(r.nics.size() == 2);
+  for (const SharedLink& l : r.nics) {
+    CHECK(l.bytes_per_s == Approx(std::max(nic / 4, r.pace) / 4).epsilon(1e-12));
+    CHECK(l.bytes_per_s < nic / 4 / 2);
+    CHECK(l.flows == 4 * r.nccl.channels);
   }
-  CHECK(nics == 2);
 }
 
 TEST_CASE("mixed replicas: an MoE stage's expert rings are NCCL flows through each node's NIC after the dense ring",
@@ -305,13 +335,16 @@ TEST_CASE("mixed replicas: an MoE stage's expert rings are NCCL flows through ea
   const double nic = t.link(t.nic_uplink(t.nic_of(GpuId(0)))).bandwidth.bytes_per_second();
   CHECK(nic == Approx(0.8 * cluster->island(0).node_nic_bytes_per_s).epsilon(1e-12));
   int nics = 0;
-  for (const auto& [key, rate] : flow->links) {
+  for (const auto& [key, rate, flows, link_rate] : flow->links) {
     if (key == -1) CHECK(rate == Approx(pace / 2).epsilon(1e-12));
     if (key < kMixedNicKey) continue;
     ++nics;
     // The expert ring of 3 GPUs on 2 nodes runs as a double tree: 3/4 of a ring's bytes through each NIC.
     CHECK(alone->nic_load == Approx(3.0 / 4).epsilon(1e-12));
     CHECK(rate == Approx(std::max(nic / (3.0 / 4), pace) / 8).epsilon(1e-12));
+    // Shared per flow (session 43): the 8 rings' flows through the NIC, each putting its double tree's there.
+    CHECK(flows == 8 * alone->nic_flows);
+    CHECK(link_rate == Approx(nic).epsilon(1e-12));
   }
   CHECK(nics == 2);
   // The NIC-share price (each L40S GPU's eighth of the line rate over its two rings) is far slower.

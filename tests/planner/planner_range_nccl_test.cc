@@ -375,6 +375,11 @@ TEST_CASE("range rings: a double tree between two nodes loads each NIC with 2/3 
   // nodes (a chain inside each) has one edge between them in each tree, each tree moving half of S up and
   // down it: S each way through each NIC, 2/3 of the ring's. A hierarchy's rails (2 of them, a ring of 2
   // nodes each with half of S) move 2 (2 - 1) / 2 x S/2 each, S in all through the node's one NIC: 2/3 too.
+  // The flows through the NIC (NicFlows, session 43): the simulator's network shares a NIC per flow (sim/network,
+  // max-min), and each transfer of an algorithm is a flow: a ring's channel leaves each node once (1 flow a
+  // channel, both channels through the one NIC: 2); a double tree's two trees each cross between the nodes on one
+  // edge, up and down, so each way 1 flow a tree (4 with 2 channels); a hierarchy's 2 rails each ring over the
+  // nodes through the NIC: 2.
   absl::StatusOr<v1::Cluster> c =
       proto::LoadCluster(proto::Source::File(HETSIM_SOURCE_DIR "/examples/cluster-mixed-cloud.pbtxt"));
   REQUIRE(c.ok());
@@ -386,17 +391,45 @@ TEST_CASE("range rings: a double tree between two nodes loads each NIC with 2/3 
   shape.channels = 1;
   shape.algorithm = collectives::CollectiveAlgorithm::kRing;
   CHECK(NicLoadRatio(t, gpus, shape) == Approx(1).epsilon(1e-12));
+  CHECK(NicFlows(t, gpus, shape) == 1);
   shape.channels = 2;  // both channels leave through the node's one NIC
   CHECK(NicLoadRatio(t, gpus, shape) == Approx(1).epsilon(1e-12));
-  shape.channels = 1;
+  CHECK(NicFlows(t, gpus, shape) == 2);
   shape.algorithm = collectives::CollectiveAlgorithm::kTree;
+  CHECK(NicFlows(t, gpus, shape) == 4);
+  shape.channels = 1;
   CHECK(NicLoadRatio(t, gpus, shape) == Approx(2.0 / 3).epsilon(1e-12));
+  CHECK(NicFlows(t, gpus, shape) == 2);
   shape.algorithm = collectives::CollectiveAlgorithm::kHierarchical;
   shape.inter_node = collectives::CollectiveAlgorithm::kRing;
   CHECK(NicLoadRatio(t, gpus, shape) == Approx(2.0 / 3).epsilon(1e-12));
-  // Inside one node nothing leaves it.
+  CHECK(NicFlows(t, gpus, shape) == 2);
+  // Inside one node nothing leaves it (one flow, for the weight).
   shape.algorithm = collectives::CollectiveAlgorithm::kTree;
   CHECK(NicLoadRatio(t, {gpus[0], gpus[1]}, shape) == 1);
+  CHECK(NicFlows(t, {gpus[0], gpus[1]}, shape) == 1);
+}
+
+TEST_CASE("range rings: a NIC as a link of ShareLinks counts the collective's flows at the NIC's rate",
+          "[planner][nccl]") {
+  // As a link of ShareLinks: a double tree's price through that NIC (2/3 of a ring's bytes, Simple) counts 2 flows
+  // and goes 3 times as fast per flow as a one-channel ring (the weight of its share, SharedLink::Weight).
+  NcclPrice tree;
+  tree.nic_load = 2.0 / 3;
+  tree.nic_flows = 2;
+  const SharedLink link = tree.NicLink(7, 1e10, 1);
+  CHECK(link.bytes_per_s == Approx(1.5e10).epsilon(1e-12));
+  CHECK(link.flows == 2);
+  CHECK(link.Weight() == Approx(3).epsilon(1e-12));
+  // Two shard rings of LL (a quarter of the wire is payload) through one NIC of C: 2 flows, C / 4 / 2 of payload
+  // each alone, weight 2 x (C / 8) / C = 1/4. Beside a Simple ring's one flow (weight 1) each of the 3 flows gets
+  // C / 3 of the wire, and each LL ring moves C / 3 / 4 = C / 12 of payload, a quarter of the Simple ring's.
+  NcclPrice ll;
+  ll.payload_fraction = 0.25;
+  const SharedLink rings = ll.NicLink(7, 1e10, 2);
+  CHECK(rings.bytes_per_s == Approx(1.25e9).epsilon(1e-12));
+  CHECK(rings.flows == 2);
+  CHECK(rings.Weight() == Approx(0.25).epsilon(1e-12));
 }
 
 // The 8-expert case model (tests/planner_data/moe-hapt-case.pbtxt) as two one-stage pipelines of TP 1 x DP 8 at
