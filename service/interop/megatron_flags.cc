@@ -126,9 +126,10 @@ constexpr NamedFlag kModelledFlags[] = {
     {"qk-pos-emb-head-dim", 1},
     {"v-head-dim", 1},
     {"overlap-grad-reduce", 0},
-    {"ddp-bucket-size", 1},            // Megatron-Core's DDP bucket, in parameters
-    {"DDP-impl", 1},                   // Megatron-LM 2021-2022: torch (PyTorch's DDP, buckets) or local
-    {"ds-sequence-parallel-size", 1},  // DeepSpeed-Ulysses: read as context parallelism, all-to-all
+    {"ddp-bucket-size", 1},                // Megatron-Core's DDP bucket, in parameters
+    {"DDP-impl", 1},                       // Megatron-LM 2021-2022: torch (PyTorch's DDP, buckets) or local
+    {"use-contiguous-buffers-in-ddp", 0},  // Megatron-LM v2.x until v2.6 made them local DDP's default
+    {"ds-sequence-parallel-size", 1},      // DeepSpeed-Ulysses: read as context parallelism, all-to-all
     {"overlap-param-gather", 0},
     {"overlap-moe-expert-parallel-comm", 0},
     {"delay-wgrad-compute", 0},  // noted: the weight-gradient GEMMs it delays are not split out

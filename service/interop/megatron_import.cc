@@ -587,6 +587,36 @@ bool BlockingP2p(const Reader& r, v1::Framework framework, int64_t chunks, std::
 // the default, is Megatron's own, which reduces after the backward.
 bool TorchDdp(const Reader& r) { return r.Value("DDP-impl") == "torch"; }
 
+// Megatron-LM v2's FP16 step (Plan.megatron_v2_fp16_optimizer) and local DDP's copies (megatron_local_ddp_copies),
+// on a line the import reads as 2021's code (v2.0-v2.5: --checkpoint-activations and no later flag) that runs
+// Megatron's own optimizer on FP16 gradients. Float16OptimizerWithFloat16Params casts every FP16 gradient to an
+// FP32 copy (main_grad.float() or grad.float(): with FP16 buffers too), whatever the DDP; --DDP-impl local without
+// --use-contiguous-buffers-in-ddp flattens, divides and copies back the gradients around the all-reduce
+// (megatron/model/distributed.py at v2.5). A 2020 line (--model-parallel-size, --batch-size: names v2.0 replaced)
+// runs v1's fp16/fp16.py optimizer instead, not priced by these fields. docs/megatron.md.
+void SetMegatronV2Fp16Step(const Reader& r, v1::Framework framework, const v1::Model& model, v1::Plan& plan,
+                           std::vector<std::string>& notes) {
+  if (framework != v1::MEGATRON_LM_2021 || model.dtype() != v1::FP16 || plan.grad_reduce_in_fp32()) return;
+  for (const std::string& renamed : r.flags().renamed) {
+    if (absl::StartsWith(renamed, "--model-parallel-size ") || absl::StartsWith(renamed, "--batch-size ")) return;
+  }
+  plan.set_megatron_v2_fp16_optimizer(true);
+  notes.push_back(
+      "Megatron-LM v2's FP16 step (megatron_v2_fp16_optimizer): FP16 gradients cast to FP32 copies for the "
+      "optimizer and the FP32 masters copied back (--fp16 without --accumulate-allreduce-grads-in-fp32)");
+  if (TorchDdp(r)) return;
+  if (r.Has("use-contiguous-buffers-in-ddp")) {
+    notes.push_back(
+        "--use-contiguous-buffers-in-ddp: gradients added into FP16 main_grad buffers by a hook a microbatch and "
+        "reduced in place (not priced); local DDP's flatten and copy-back not counted");
+    return;
+  }
+  plan.set_megatron_local_ddp_copies(true);
+  notes.push_back(
+      "--DDP-impl local without contiguous buffers (megatron_local_ddp_copies): gradients flattened, divided and "
+      "copied back around their all-reduce");
+}
+
 // Megatron-Core's DDP buckets: with --overlap-grad-reduce, --ddp-bucket-size parameters, by default
 // max(40M, 1M x DP) (distributed_data_parallel.py); without it one bucket, as Megatron sets none. In
 // bytes of the reduced gradients (FP32 with grad_reduce_in_fp32). Megatron buckets the first pipeline
@@ -1445,6 +1475,7 @@ absl::StatusOr<MegatronImport> ImportFlags(const MegatronFlags& flags, const v1:
   const v1::Framework framework = LineFramework(r, split);
   SetPassOverlaps(r, l, framework, chunks, plan, out.notes);
   HETSIM_RETURN_IF_ERROR(SetDdpBuckets(r, l, out.model, plan, out.notes));
+  SetMegatronV2Fp16Step(r, framework, out.model, plan, out.notes);
   const v1::Stage common = CommonStage(r, l, zero_stage, recompute, out.notes);
   if (l.cp > 1) plan.set_context_parallel(static_cast<uint32_t>(l.cp));  // mesh ranks: TP, then CP, then DP
   HETSIM_ASSIGN_OR_RETURN(const v1::ContextParallelComm cp_comm, ReadCpCommType(r, l.cp, out.notes));

@@ -949,6 +949,97 @@ TEST_CASE("import: Megatron-LM 2021's --DDP-impl torch is PyTorch's DDP", "[inte
   CHECK_THAT(std::string(other.status().message()), Catch::Contains("--DDP-impl: \"apex\" is not local or torch"));
 }
 
+// Megatron-LM v2.5's FP16 step and local DDP's copies, as the SC'21 artifact's lines ran them: examples/sc21/CONFIG.sh
+// at v2.5 (e269e20) with run_table_1.sh's rows, the data and tokenizer paths filled in.
+std::string Sc21Line(const std::string& row) {
+  return "python pretrain_gpt.py " + row +
+         " --data-path my-gpt2_text_document --vocab-file gpt2-vocab.json --merge-file gpt2-merges.txt "
+         "--log-interval 5 --seq-length 2048 --max-position-embeddings 2048 --train-iters 500 --lr-decay-iters 320 "
+         "--lr 0.0001 --min-lr 0.00001 --lr-decay-style cosine --lr-warmup-fraction 0.01 --split 969,30,1 "
+         "--eval-iters 100 --eval-interval 1000 --clip-grad 1.0 --fp16 --loss-scale 8192";
+}
+// Table 1's 39.1B row: DDP=local, no contiguous buffers.
+const char kSc21Local[] =
+    "--checkpoint-activations --tensor-model-parallel-size 8 --pipeline-model-parallel-size 2 --micro-batch-size 4 "
+    "--global-batch-size 1536 --num-layers 48 --hidden-size 8192 --num-attention-heads 64 --DDP-impl local";
+
+TEST_CASE("import: an SC'21 line with --DDP-impl local runs v2's FP16 step and local DDP's copies", "[interop]") {
+  auto r = ImportLine(Sc21Line(kSc21Local), 64);
+  INFO((r.ok() ? "" : r.status().message()));
+  REQUIRE(r.ok());
+  CHECK(r->plan.framework() == v1::MEGATRON_LM_2021);
+  CHECK(r->plan.megatron_v2_fp16_optimizer());
+  CHECK(r->plan.megatron_local_ddp_copies());
+  CHECK(hetsim::testing::HasImportNote(r->notes, "--DDP-impl local without contiguous buffers"));
+  // The Megatron-LM 2021 corpus line (3f57f46, July 2021: v2.5's optimizer and DDP code) leaves --DDP-impl at
+  // its default, local.
+  const auto y2021 = ReadCorpusOk("megatron-lm-2021_pretrain_gpt_distributed_with_mp.sh", 0);
+  CHECK(y2021.first.megatron_v2_fp16_optimizer());
+  CHECK(y2021.first.megatron_local_ddp_copies());
+}
+
+TEST_CASE("import: an SC'21 line with --DDP-impl torch runs v2's FP16 step without local DDP's copies", "[interop]") {
+  // Table 1's 1.7B row: PyTorch's DDP reduces the FP16 gradients in its own buckets.
+  auto r = ImportLine(Sc21Line("--checkpoint-activations --tensor-model-parallel-size 1 "
+                               "--pipeline-model-parallel-size 1 --micro-batch-size 16 --global-batch-size 512 "
+                               "--num-layers 24 --hidden-size 2304 --num-attention-heads 24 --DDP-impl torch"),
+                      4);
+  INFO((r.ok() ? "" : r.status().message()));
+  REQUIRE(r.ok());
+  CHECK(r->plan.megatron_v2_fp16_optimizer());
+  CHECK_FALSE(r->plan.megatron_local_ddp_copies());
+  // v2.5's contiguous buffers (FP16 with --fp16) reduce in place: the cast stays, the copies go.
+  auto buffers = ImportLine(Sc21Line(kSc21Local) + " --use-contiguous-buffers-in-ddp", 64);
+  REQUIRE(buffers.ok());
+  CHECK(buffers->plan.megatron_v2_fp16_optimizer());
+  CHECK_FALSE(buffers->plan.megatron_local_ddp_copies());
+  for (const std::string& note : buffers->notes) CHECK(note.find("unknown") == std::string::npos);
+}
+
+TEST_CASE("import: FP32 gradients, BF16, v1 and DeepSpeed lines run neither of v2's FP16 passes", "[interop]") {
+  // --accumulate-allreduce-grads-in-fp32 keeps FP32 main_grad buffers (grad_reduce_in_fp32), the cast a no-op.
+  auto fp32_grads = ImportLine(Sc21Line(kSc21Local) + " --accumulate-allreduce-grads-in-fp32", 64);
+  REQUIRE(fp32_grads.ok());
+  CHECK(fp32_grads->plan.grad_reduce_in_fp32());
+  CHECK_FALSE(fp32_grads->plan.megatron_v2_fp16_optimizer());
+  CHECK_FALSE(fp32_grads->plan.megatron_local_ddp_copies());
+  // --bf16 on 2021's code implies FP32 accumulation in contiguous buffers (arguments.py at v2.5).
+  std::string bf16 = Sc21Line(kSc21Local);
+  bf16.replace(bf16.find("--fp16 --loss-scale 8192"), std::string("--fp16 --loss-scale 8192").size(), "--bf16");
+  auto b = ImportLine(bf16, 64);
+  REQUIRE(b.ok());
+  CHECK(b->plan.framework() == v1::MEGATRON_LM_2021);
+  CHECK_FALSE(b->plan.megatron_v2_fp16_optimizer());
+  CHECK_FALSE(b->plan.megatron_local_ddp_copies());
+  // 2020's line (--model-parallel-size, --batch-size) runs v1's fp16/fp16.py optimizer, not v2's.
+  const auto y2020 = ReadCorpusOk("megatron-lm-2020_pretrain_gpt2_model_parallel.sh", 0);
+  CHECK(y2020.first.framework() == v1::MEGATRON_LM_2021);
+  CHECK_FALSE(y2020.first.megatron_v2_fp16_optimizer());
+  CHECK_FALSE(y2020.first.megatron_local_ddp_copies());
+  // BigScience's FP16 lines run DeepSpeed's engine and optimizer (Megatron-DeepSpeed), not Megatron's.
+  const auto bigscience = ReadCorpusOk("bigscience_tr1-13B-round1.slurm", 0);
+  CHECK(bigscience.first.framework() == v1::MEGATRON_DEEPSPEED);
+  CHECK_FALSE(bigscience.first.megatron_v2_fp16_optimizer());
+  CHECK_FALSE(bigscience.first.megatron_local_ddp_copies());
+}
+
+TEST_CASE("import: a later Megatron line runs neither of v2's FP16 passes", "[interop]") {
+  // 2022's GPT-3 175B script: --fp16 with --recompute-method, read as Megatron-LM 2022.
+  const auto y2022 = ReadCorpusOk("megatron-lm-2022_pretrain_gpt3_175B.sh", 0);
+  CHECK(y2022.first.framework() == v1::MEGATRON_LM_2022);
+  CHECK_FALSE(y2022.first.megatron_v2_fp16_optimizer());
+  CHECK_FALSE(y2022.first.megatron_local_ddp_copies());
+  std::string core = Sc21Line(kSc21Local);
+  core.replace(core.find("--checkpoint-activations"), std::string("--checkpoint-activations").size(),
+               "--recompute-activations --sequence-parallel");
+  core.replace(core.find(" --DDP-impl local"), std::string(" --DDP-impl local").size(), "");
+  auto r = ImportLine(core, 64);
+  REQUIRE(r.ok());
+  CHECK(r->plan.framework() != v1::MEGATRON_LM_2021);
+  CHECK_FALSE(r->plan.megatron_v2_fp16_optimizer());
+  CHECK_FALSE(r->plan.megatron_local_ddp_copies());
+}
+
 TEST_CASE("import: Megatron-DeepSpeed's dense --num-experts 1 and DeepSpeed-Ulysses", "[interop]") {
   // 8 GPUs, Ulysses over 4: data parallel 8 / 4 = 2 (the GPUs the sequence takes are not replicas).
   auto r = ImportLine(
