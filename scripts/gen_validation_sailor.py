@@ -254,20 +254,25 @@ name: "mit-lab-3090-titan-2080ti"
 # time is 0.904, 1.037 and 1.096; the GeForce cards run above the boost clock their peak is rated at, and the model
 # takes at most 1, so they stay 4% and 9% slow. The presets' 0.67 (Turing) is the V100's tensor-core GEMM share,
 # not an FP32 one (docs/validation.md, "Sailor on a lab cluster", session 43).
+# unfused_softmax_speed (session 43, as the Clariden GH200's, session 40): in the same files, at micro-batch 2 and
+# TP 1, the unfused softmax region (scale, the causal mask's masked_fill_, torch softmax: 6 passes over the FP32
+# scores forward, 2 x 16 x 2048 x 2048, 537 MB a pass) runs at 481 (TITAN RTX), 462 (RTX 2080 Ti) and 663 GB/s
+# (RTX 3090), where the attention dropout on the same scores (2.25 passes) moves 521, 495 and 792 GB/s: 0.92, 0.93
+# and 0.84 of the plain elementwise kernels' rate.
 gpu_types {
   name: "rtx3090"
   preset: "RTX-3090"
-  efficiency { iteration_overhead_ms: 0.05 max_efficiency: 1 }
+  efficiency { iteration_overhead_ms: 0.05 max_efficiency: 1 unfused_softmax_speed: 0.84 }
 }
 gpu_types {
   name: "titan-rtx"
   preset: "TITAN-RTX"
-  efficiency { iteration_overhead_ms: 0.05 max_efficiency: 0.904 }
+  efficiency { iteration_overhead_ms: 0.05 max_efficiency: 0.904 unfused_softmax_speed: 0.92 }
 }
 gpu_types {
   name: "rtx2080ti"
   preset: "RTX-2080-Ti"
-  efficiency { iteration_overhead_ms: 0.05 max_efficiency: 1 }
+  efficiency { iteration_overhead_ms: 0.05 max_efficiency: 1 unfused_softmax_speed: 0.93 }
 }
 # RTX 3090: PCIe Gen4 x16 (252 Gb/s), NVLink bridges on pairs (112.5 GB/s both ways: 450 Gb/s each way;
 # the artifact measured 49.8 GB/s for a pair), no PCIe peer-to-peer (8 GPUs: 5.3 GB/s measured).
