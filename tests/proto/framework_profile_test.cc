@@ -326,7 +326,7 @@ TEST_CASE("framework: DeepSpeed's pipeline engine makes every transfer a rendezv
   spec.model = hetsim::proto::ResolveModel(p.model(), "plan.pbtxt: model");
   v1::Report report;
   hetsim::traces::AddFrameworkProfile(spec, report);
-  REQUIRE(report.framework_behaviours_size() == 20);
+  REQUIRE(report.framework_behaviours_size() == 21);
   const v1::FrameworkBehaviourReport& b = report.framework_behaviours(17);
   CHECK(b.field() == "p2p_rendezvous");
   CHECK(b.on());
@@ -382,7 +382,7 @@ TEST_CASE("framework: the report names the profile and who set each behaviour", 
   v1::Report report;
   hetsim::traces::AddFrameworkProfile(spec, report);
   CHECK(report.framework() == "Megatron-LM 2021 (SC'21)");
-  REQUIRE(report.framework_behaviours_size() == 20);
+  REQUIRE(report.framework_behaviours_size() == 21);
   auto behaviour = [&](const std::string& field) {
     for (const v1::FrameworkBehaviourReport& b : report.framework_behaviours()) {
       if (b.field() == field) return b;
