@@ -74,7 +74,8 @@ std::string IslandPricingKey(const ClusterModel& cluster, const IslandModel& im,
       o.host_bound_blocks || o.cuda_launch_blocking
           ? absl::StrFormat(" host-ops=%a/%a", o.block_host_ops_forward, o.block_host_ops_backward)
           : "",
-      o.dtensor_sequence_copies ? " dtensor-copies" : "", TimerSyncsKey(o.timer_syncs));
+      o.dtensor_sequence_copies ? " dtensor-copies" : "", TimerSyncsKey(o.timer_syncs),
+      o.layer_norm_weight_grad_pass ? " ln-weight-grad-pass" : "");
 }
 
 // The pipelines family's ZeRO (ProfilerOptions::range_copies): `cost`'s model states and optimizer

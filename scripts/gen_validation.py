@@ -353,6 +353,10 @@ def plan_text(name, params, heads, hidden, blocks, tp, pp, gpus, batch, mbs, vp_
         out.append("blocking_p2p: true")
     if tp_backward_overlap:
         out.append("tp_backward_overlap: true")
+    # The SC'21 code (Megatron-LM v2.x) ran Megatron's build of apex's LayerNorm, whose backward reads the
+    # gradient and the input again for the weight gradients; the persistent kernel came in 2022.
+    if set_name == "megatron-sc21":
+        out.append("layer_norm_weight_grad_pass: true")
     if overlap and dp > 1:
         out += ["overlap_grad_reduce: true", f"grad_bucket_bytes: {25 * 1024 * 1024}"]
     if megatron_v2:

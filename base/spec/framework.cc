@@ -66,6 +66,21 @@ constexpr const char* kDsTied = "https://github.com/microsoft/DeepSpeed/blob/mas
 constexpr const char* kMdsWeightGrad =
     "https://github.com/microsoft/Megatron-DeepSpeed/blob/f4157bea69f3df8c6cb66f2ebcda66ba03d1288e/megatron/core/"
     "tensor_parallel/layers.py";
+// layer_norm_weight_grad_pass (session 43): apex's FusedLayerNormAffineFunction backward
+// (HostLayerNormGradient) runs cuComputePartGradGammaBeta over the output gradient and the input, then
+// cuComputeGradInput over both again; Megatron-LM before its persistent kernel (2022) builds the same
+// code as fused_mix_prec_layer_norm_cuda, Megatron-DeepSpeed's MixedFusedLayerNorm calls apex's (its
+// FastLayerNormFN only for the listed widths with apex.contrib built, which the validated runs lack:
+// BigScience's 14336, AMP's Megatron v1.1.5 and the Sailor fork's profiled kernels). Megatron-LM 2022
+// and later run FastLayerNormFN (persist_layer_norm, its widths) or Transformer Engine's LayerNorm, one
+// backward kernel for both gradients; torchtitan's RMSNorm is eager ops (eager_kernels).
+constexpr const char* kApexLnBackward = "https://github.com/NVIDIA/apex/blob/master/csrc/layer_norm_cuda_kernel.cu";
+constexpr const char* kMlm25LnKernel =
+    "https://github.com/NVIDIA/Megatron-LM/blob/v2.5/megatron/fused_kernels/layer_norm_cuda_kernel.cu";
+constexpr const char* kMlmPersistLn =
+    "https://github.com/NVIDIA/Megatron-LM/blob/main/megatron/legacy/model/fused_layer_norm.py";
+constexpr const char* kMcoreTeNorm =
+    "https://github.com/NVIDIA/Megatron-LM/blob/core_v0.13.0/megatron/core/extensions/transformer_engine.py";
 // Megatron's own DDP takes each gradient into its main_grad buffer (a hook, or the fused weight-gradient GEMM).
 constexpr const char* kMcoreGradAccum =
     "https://github.com/NVIDIA/Megatron-LM/blob/core_v0.13.0/megatron/core/distributed/param_and_grad_buffer.py";
@@ -180,7 +195,8 @@ constexpr FrameworkProfile kProfiles[] = {
      .nccl_sm_contention = On(kNcclCtas),
      .p2p_rendezvous = Off(kMcoreArgs),
      .zero3_lock_step = On(kMcoreFsdp),
-     .autograd_grad_accumulation = Off(kMcoreGradAccum)},
+     .autograd_grad_accumulation = Off(kMcoreGradAccum),
+     .layer_norm_weight_grad_pass = Off(kMcoreTeNorm)},
     {.framework = Framework::kMegatronLm2022,
      .name = "Megatron-LM 2022",
      .enum_name = "MEGATRON_LM_2022",
@@ -204,7 +220,8 @@ constexpr FrameworkProfile kProfiles[] = {
      .nccl_sm_contention = On(kNcclCtas),
      .p2p_rendezvous = Off(kMlm22P2p),
      .zero3_lock_step = Off(kMlm22Args),
-     .autograd_grad_accumulation = Off(kMcoreGradAccum)},
+     .autograd_grad_accumulation = Off(kMcoreGradAccum),
+     .layer_norm_weight_grad_pass = Off(kMlmPersistLn)},
     {.framework = Framework::kMegatronLm2021,
      .name = "Megatron-LM 2021 (SC'21)",
      .enum_name = "MEGATRON_LM_2021",
@@ -228,7 +245,8 @@ constexpr FrameworkProfile kProfiles[] = {
      .nccl_sm_contention = On(kNcclCtas),
      .p2p_rendezvous = Off(kMlm25P2p),
      .zero3_lock_step = Off(kMlm25Args),
-     .autograd_grad_accumulation = Off(kMlm25Ddp)},
+     .autograd_grad_accumulation = Off(kMlm25Ddp),
+     .layer_norm_weight_grad_pass = On(kMlm25LnKernel)},
     {.framework = Framework::kMegatronDeepSpeed,
      .name = "Megatron-DeepSpeed (DeepSpeed pipeline engine)",
      .enum_name = "MEGATRON_DEEPSPEED",
@@ -252,7 +270,8 @@ constexpr FrameworkProfile kProfiles[] = {
      .nccl_sm_contention = On(kNcclCtas),
      .p2p_rendezvous = On(kDsSchedule),
      .zero3_lock_step = On(kDsZeroFetch),
-     .autograd_grad_accumulation = UnlessBf16(kMdsWeightGrad)},
+     .autograd_grad_accumulation = UnlessBf16(kMdsWeightGrad),
+     .layer_norm_weight_grad_pass = On(kApexLnBackward)},
     {.framework = Framework::kFsdp2Torchtitan,
      .name = "PyTorch FSDP2 (torchtitan)",
      .enum_name = "FSDP2_TORCHTITAN",
@@ -276,7 +295,8 @@ constexpr FrameworkProfile kProfiles[] = {
      .nccl_sm_contention = On(kNcclCtas),
      .p2p_rendezvous = Off(kTorchPipelining),
      .zero3_lock_step = On(kFsdp2Gathers),
-     .autograd_grad_accumulation = Off(kFsdp2)},
+     .autograd_grad_accumulation = Off(kFsdp2),
+     .layer_norm_weight_grad_pass = Off(kTitanModel)},
 };
 
 constexpr FrameworkProfile kNone{};

@@ -94,9 +94,12 @@ struct FrameworkProfile {
   // appended (session 42): each microbatch's weight gradients added into `.grad` by autograd's AccumulateGrad,
   // a pass of its own (Plan.autograd_grad_accumulation); only where no stage's ZeRO-2/3 hooks take them
   ProfileValue autograd_grad_accumulation;
+  // appended (session 43): the LayerNorm's backward reads the gradient and the input again for its weight
+  // gradients, apex's and PyTorch's kernels (Plan.layer_norm_weight_grad_pass)
+  ProfileValue layer_norm_weight_grad_pass;
 
   // The behaviours with their Plan field names, in the order reports list them.
-  std::array<std::pair<const char*, ProfileValue>, 20> Behaviours() const {
+  std::array<std::pair<const char*, ProfileValue>, 21> Behaviours() const {
     return {{{"blocking_p2p", blocking_p2p},
              {"tp_backward_overlap", tp_backward_overlap},
              {"grad_reduce_in_fp32", grad_reduce_in_fp32},
@@ -116,7 +119,8 @@ struct FrameworkProfile {
              {"nccl_sm_contention", nccl_sm_contention},
              {"p2p_rendezvous", p2p_rendezvous},
              {"zero3_lock_step", zero3_lock_step},
-             {"autograd_grad_accumulation", autograd_grad_accumulation}}};
+             {"autograd_grad_accumulation", autograd_grad_accumulation},
+             {"layer_norm_weight_grad_pass", layer_norm_weight_grad_pass}}};
   }
 };
 

@@ -258,6 +258,9 @@ struct CostSwitches {
   // on the host (zero-filled, copied to the GPU, 3 device synchronizations) while the GPU idles; 1
   // synchronization per sent one (workload's BoundaryRebuildSeconds).
   bool boundary_host_rebuild = false;
+  // Plan.layer_norm_weight_grad_pass: the norm's backward reads the gradient and the input again for the
+  // scale and bias gradients (apex's and PyTorch's kernels): one more pass of each norm's input.
+  bool layer_norm_weight_grad_pass = false;
 
   // Plan.deepspeed_timer_syncs: DeepSpeed's wall_clock_breakdown timers, device syncs a microbatch by
   // pipeline instruction, each a host round trip of idle GPU (GpuSpec::sync_round_trip_s).
@@ -321,6 +324,7 @@ inline constexpr std::pair<const char*, bool PlanSpec::*> kBehaviourFields[] = {
     {"p2p_rendezvous", &PlanSpec::p2p_rendezvous},
     {"zero3_lock_step", &PlanSpec::zero3_lock_step},
     {"autograd_grad_accumulation", &PlanSpec::autograd_grad_accumulation},
+    {"layer_norm_weight_grad_pass", &PlanSpec::layer_norm_weight_grad_pass},
 };
 
 }  // namespace hetsim::spec

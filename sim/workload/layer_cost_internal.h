@@ -203,6 +203,10 @@ struct LayerCost {
   // Memory-bound kernels the forward pass launches (norms, fused bias/activation/dropout, softmax,
   // copies); the backward launches twice as many. Each pays the GPU's per-kernel costs.
   double memory_kernels = 0;
+  // One pass over the inputs of the layer's LayerNorms (B s h a norm), per sample, split like the
+  // replicated traffic: what the backward reads again where the norm's kernel computes its scale and bias
+  // gradients apart from the input gradient (Plan.layer_norm_weight_grad_pass).
+  double norm_input_bytes_per_sample = 0;
   // What eager PyTorch adds to that traffic when the block's elementwise ops are not fused
   // (Plan.eager_kernels; torchtitan's model code): the RMSNorms through FP32 in seven kernels, RoPE on
   // Q and K through complex FP32, SwiGLU's SiLU and product apart. Split like the traffic above.

@@ -452,6 +452,16 @@ std::pair<double, double> Fp32LossSeconds(const LayerCost& layer, double share, 
               gpu.MemorySeconds(2 * fused)};
 }
 
+// Plan.layer_norm_weight_grad_pass: apex's and PyTorch's LayerNorm backward read the output gradient and the
+// input once for the scale and bias gradients and again for the input gradient (writing it): 5 passes of
+// each norm's input, where twice the forward's read and write counts 4. One more pass at the HBM rate, no
+// kernel more (the rule's two launches; apex's small reduction kernel is left out).
+double NormWeightGradPassSeconds(const LayerCost& layer, const StageConfig& c, const StageShares& s,
+                                 const GpuCompute& gpu) {
+  if (!c.layer_norm_weight_grad_pass) return 0;
+  return gpu.MemorySeconds(layer.norm_input_bytes_per_sample * s.bt / s.replicated_split);
+}
+
 // The unfused softmax region at the GPU's unfused_softmax_speed (ComputeEfficiency): what two passes over the
 // scores take beyond the memory-bound rate. The region makes four, masked_fill_'s two (the unfused traffic) and
 // the softmax's own two (the same bytes, counted in the attention core); the backward doubles them.
@@ -534,6 +544,7 @@ LayerTimes TimeLayer(const LayerCost& layer, const StageConfig& c, const StageSh
       gpu.MemorySeconds(unfused.backward_bytes_sharded_per_sample * s.bt / s.tp, unfused.backward_kernels);
   t.backward_s = gemm_bwd_s + 2 * memory_fwd_s + unfused_bwd_s + sort_s + cast_bwd_s +
                  gpu.MemorySeconds(ring.backward, ring.backward_kernels);
+  t.backward_s += NormWeightGradPassSeconds(layer, c, s, gpu);
   if (c.fp32_logits_cross_entropy) {
     const auto [loss_fwd_s, loss_bwd_s] = Fp32LossSeconds(layer, s.bt / s.tp, gpu);
     t.forward_s += loss_fwd_s;

@@ -287,6 +287,7 @@ LayerCost AttentionSublayer(const spec::TransformerSpec& t, int element_bytes, i
   const bool dropout = !flash && t.attention_dropout;
   layer.memory_bytes_replicated_per_sample = (2 * B + FusedBiasDropoutAddBytes(B)) * s * h;
   layer.memory_bytes_attention_core_per_sample = flash ? 0 : (2 * B + (dropout ? 2 * B + 1 : 0)) * x.a * s * s;
+  layer.norm_input_bytes_per_sample = B * s * h;
   layer.memory_bytes_sharded_per_sample = layer.memory_bytes_attention_core_per_sample;
   // LayerNorm, context-layer copy, bias-dropout-add; unfused attention adds softmax and its dropout.
   layer.memory_kernels = flash ? 3 : (dropout ? 5 : 4);
@@ -369,6 +370,7 @@ LayerCost MlpSublayer(const spec::TransformerSpec& t, int element_bytes, int ind
   const double act = x.gated ? 3 : 2;
   layer.memory_bytes_replicated_per_sample = (2 * B + FusedBiasDropoutAddBytes(B)) * s * h;
   layer.memory_bytes_sharded_per_sample = (k * f + shared) * act * B * s + (moe ? 2 * 2 * B * k * s * h : 0);
+  layer.norm_input_bytes_per_sample = B * s * h;
   // The all-to-all dispatcher's sort of the received copies by local expert and back (read, write each).
   if (moe && !t.moe_allgather_dispatcher) layer.memory_bytes_dispatched_per_sample = 2 * 2 * B * k * s * h;
   AddEagerNorm(layer, x);
@@ -422,6 +424,7 @@ LayerCost HeadLayer(const spec::TransformerSpec& t, int element_bytes) {
   // Final LayerNorm on the full width; softmax cross-entropy over FP32 logits on the vocabulary shard.
   layer.memory_bytes_replicated_per_sample = 2 * B * s * h;
   layer.memory_bytes_sharded_per_sample = 2 * 4 * s * v;
+  layer.norm_input_bytes_per_sample = B * s * h;
   // Megatron-LM v1.1.5 with GPT2ModelPipe (Plan.fp32_logits_cross_entropy): the cast of the FP16 logits
   // (2 read, 4 written; its backward 4 and 2), then max (4), sub_ (8), exp (8), sum (4), div_ (8): 38 s v
   // forward; the backward's mul_ (8) and the cast back (6): 14 s v, where the fused loss counts 16.
@@ -511,6 +514,7 @@ LayerCost MergeLayers(const LayerCost& first, const LayerCost& second, LayerKind
   m.memory_bytes_dispatched_per_sample =
       first.memory_bytes_dispatched_per_sample + second.memory_bytes_dispatched_per_sample;
   m.memory_kernels = first.memory_kernels + second.memory_kernels;
+  m.norm_input_bytes_per_sample = first.norm_input_bytes_per_sample + second.norm_input_bytes_per_sample;
   m.eager_bytes_replicated_per_sample =
       first.eager_bytes_replicated_per_sample + second.eager_bytes_replicated_per_sample;
   m.eager_bytes_sharded_per_sample = first.eager_bytes_sharded_per_sample + second.eager_bytes_sharded_per_sample;

@@ -237,6 +237,29 @@ TEST_CASE("framework: DeepSpeed leaves gradient accumulation to autograd without
   CHECK_FALSE(Applied(off).autograd_grad_accumulation());
 }
 
+TEST_CASE(
+    "framework: apex's LayerNorm backward (a weight-gradient pass of its own) on Megatron-DeepSpeed and Megatron-LM "
+    "2021",
+    "[framework]") {
+  // Megatron-DeepSpeed's MixedFusedLayerNorm calls apex's FusedLayerNormAffineFunction, and Megatron-LM
+  // 2021 builds the same kernels as its own fused_mix_prec_layer_norm_cuda, whatever the model's type.
+  for (const v1::Framework f : {v1::MEGATRON_DEEPSPEED, v1::MEGATRON_LM_2021}) {
+    for (const v1::DType dtype : {v1::FP16, v1::BF16, v1::FP32}) {
+      INFO(v1::Framework_Name(f) << " " << v1::DType_Name(dtype));
+      CHECK(Applied(ProfileInputs(f, dtype)).layer_norm_weight_grad_pass());
+    }
+  }
+  // Megatron-LM 2022's persistent kernel and Transformer Engine's compute both gradients in one backward
+  // kernel; torchtitan's RMSNorm is eager ops.
+  for (const v1::Framework f : {v1::MEGATRON_CORE, v1::MEGATRON_LM_2022, v1::FSDP2_TORCHTITAN}) {
+    INFO(v1::Framework_Name(f));
+    CHECK_FALSE(Applied(ProfileInputs(f, v1::BF16)).layer_norm_weight_grad_pass());
+  }
+  hetsim::proto::PlanInputs off = ProfileInputs(v1::MEGATRON_DEEPSPEED, v1::FP16);
+  off.plan.add_framework_off("layer_norm_weight_grad_pass");
+  CHECK_FALSE(Applied(off).layer_norm_weight_grad_pass());
+}
+
 TEST_CASE("framework: DeepSpeed's tied all-reduce in a plan of pipelines, over every first and last stage",
           "[framework][pipelines]") {
   // DeepSpeed's pipeline engine all-reduces a tied module's gradients over the stages that hold it
@@ -303,7 +326,7 @@ TEST_CASE("framework: DeepSpeed's pipeline engine makes every transfer a rendezv
   spec.model = hetsim::proto::ResolveModel(p.model(), "plan.pbtxt: model");
   v1::Report report;
   hetsim::traces::AddFrameworkProfile(spec, report);
-  REQUIRE(report.framework_behaviours_size() == 20);
+  REQUIRE(report.framework_behaviours_size() == 21);
   const v1::FrameworkBehaviourReport& b = report.framework_behaviours(17);
   CHECK(b.field() == "p2p_rendezvous");
   CHECK(b.on());
@@ -359,7 +382,7 @@ TEST_CASE("framework: the report names the profile and who set each behaviour", 
   v1::Report report;
   hetsim::traces::AddFrameworkProfile(spec, report);
   CHECK(report.framework() == "Megatron-LM 2021 (SC'21)");
-  REQUIRE(report.framework_behaviours_size() == 20);
+  REQUIRE(report.framework_behaviours_size() == 21);
   auto behaviour = [&](const std::string& field) {
     for (const v1::FrameworkBehaviourReport& b : report.framework_behaviours()) {
       if (b.field() == field) return b;
@@ -382,7 +405,7 @@ TEST_CASE("framework: the report names the profile and who set each behaviour", 
         "pytorch_async_tp off, "
         "attention_repeats_kv off, pytorch_context_parallel off, flash_attention_2 off, host_bound_blocks off, "
         "dtensor_sequence_copies off, nccl_sm_contention on, p2p_rendezvous off, zero3_lock_step off, "
-        "autograd_grad_accumulation off\n");
+        "autograd_grad_accumulation off, layer_norm_weight_grad_pass on\n");
   // The HTML page has the profile's table, sources included.
   hetsim::traces::html::RunHtmlInputs html;
   html.report = &report;
