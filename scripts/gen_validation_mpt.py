@@ -198,7 +198,10 @@ def plan_text(name, row):
     lines += ["}", "# Composer's FSDP (FULL_SHARD, DEFAULT mixed precision: FP32 gradient reduction), eager PyTorch;",
               "# eager_kernels prices torchtitan's Llama block (FP32 RMSNorm, complex RoPE, SwiGLU as separate ops),",
               "# none of which MPT's block has (one LayerNorm kernel each, GELU MLP, a learned position table).",
-              "framework: FSDP2_TORCHTITAN", 'framework_off: "eager_kernels"']
+              "framework: FSDP2_TORCHTITAN", 'framework_off: "eager_kernels"',
+              "# low_precision_layernorm is F.layer_norm, PyTorch's native kernel: its backward reads the output",
+              "# gradient and the input again for gamma and beta (docs/cost-model.md, the LayerNorm kernels by stack).",
+              "layer_norm_weight_grad_pass: true"]
     return "\n".join(lines) + "\n"
 
 
