@@ -144,6 +144,7 @@ hetsim::v1::Plan PlanMessage(const spec::PlanSpec& spec) {
   plan.set_cuda_launch_blocking(spec.cuda_launch_blocking);
   plan.set_autograd_grad_accumulation(spec.autograd_grad_accumulation);
   plan.set_boundary_host_rebuild(spec.boundary_host_rebuild);
+  if (spec.reference_forward) plan.mutable_reference_policy()->set_cpu_weight_swap(spec.reference_weight_swap);
   const spec::DeepSpeedTimerSyncs& t = spec.timer_syncs;
   if (t.load_micro_batch || t.forward_pass || t.backward_pass || t.last_backward_pass || t.pipe_transfer) {
     hetsim::v1::DeepSpeedTimerSyncs& syncs = *plan.mutable_deepspeed_timer_syncs();

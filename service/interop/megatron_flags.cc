@@ -134,6 +134,7 @@ constexpr NamedFlag kModelledFlags[] = {
     {"delay-wgrad-compute", 0},  // noted: the weight-gradient GEMMs it delays are not split out
     {"tp-comm-overlap", 0},
     {"untie-embeddings-and-output-weights", 0},
+    {"qk-layernorm", 0},  // Transformer.qk_layernorm: a norm over each head's Q and K
     {"use-flash-attn", 0},
     {"attention-backend", 1},  // Would change the cost; hetsim cannot express them yet (reported, not applied).
     {"overlap-p2p-communication", 0},

@@ -340,6 +340,7 @@ absl::StatusOr<v1::Model> ReadModel(const Reader& r, const Layout& l, std::vecto
   }
   HETSIM_RETURN_IF_ERROR(NoteSoftmaxAndGlu(r, notes));
   t.set_tied_embeddings(!r.Has("untie-embeddings-and-output-weights"));
+  t.set_qk_layernorm(r.Has("qk-layernorm"));  // no effect under MLA, whose norms are its latents'
   if (r.Has("group-query-attention")) {
     HETSIM_ASSIGN_OR_RETURN(int64_t groups, r.Int("num-query-groups", 1));
     if (groups != heads) t.set_num_kv_heads(static_cast<uint32_t>(groups));  // as many groups as heads: MHA
