@@ -680,7 +680,7 @@ void MergeOver(YAML::Node base, const YAML::Node& over) {
 }
 
 // The checkpoint's model config given with --model (NemoBaseModel): a .nemo file's model_config.yaml (the model's
-// keys at the top) or a training config (under model:), parsed.
+// keys at the top) or a training config (under model:, or training.model: as the launcher's), parsed.
 absl::StatusOr<YAML::Node> BaseModelSection(const NemoBaseModel& base_model) {
   YAML::Node root;
   try {
@@ -689,7 +689,9 @@ absl::StatusOr<YAML::Node> BaseModelSection(const NemoBaseModel& base_model) {
   } catch (const YAML::Exception& e) {
     return NotYaml(base_model.source, e);
   }
-  const YAML::Node model = root.IsMap() && root["model"] && root["model"].IsMap() ? root["model"] : root;
+  // The launcher's conf/training/*.yaml nest it under training:, as ParseConfig reads them.
+  const YAML::Node run = root.IsMap() && !root["model"] && root["training"] ? root["training"] : root;
+  const YAML::Node model = run.IsMap() && run["model"] && run["model"].IsMap() ? run["model"] : root;
   if (!model.IsMap() || !(model["num_layers"] || model["hidden_size"])) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "%s: model: no num_layers or hidden_size: not a NeMo model config (a .nemo file's model_config.yaml, or a "
