@@ -56,7 +56,7 @@ class YamlConfig {
     // of the checkpoint at pretrained_checkpoint.restore_from_path (train_gpt_dpo.py, load_and_override_model_config).
     const YAML::Node aligner = root_["pretrained_checkpoint"] && root_["pretrained_checkpoint"].IsMap()
                                    ? root_["pretrained_checkpoint"]["restore_from_path"]
-                                   : YAML::Node();
+                                   : YAML::Node(YAML::NodeType::Undefined);
     const YAML::Node restore = model_["restore_from_path"];
     if (restore.IsDefined() || aligner.IsDefined()) {
       const YAML::Node& at = restore.IsDefined() ? restore : aligner;

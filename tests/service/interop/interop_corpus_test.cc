@@ -268,7 +268,7 @@ const std::vector<CorpusCase> kCorpus = {
     {"nemo_megatron_griffin_config.yaml", 0, 0, 0, 0, k1F1B, 0, kNone, "name: megatron_griffin: NeMo's Griffin"},
     {"nemo_megatron_ul2_config.yaml", 0, 0, 0, 0, k1F1B, 0, kNone, "name: megatron_ul2: NeMo's UL2"},
     {"nemo_megatron_gpt_finetuning_config.yaml", 0, 0, 0, 0, k1F1B, 0, kNone,
-     "a NeMo fine-tuning config, whose model is the checkpoint at model.restore_from_path"},
+     "a NeMo fine-tuning config, whose model is the checkpoint's at model.restore_from_path"},
     {"trl_alst_ulysses_4gpu.yaml", 0, 0, 0, 0, k1F1B, 0, kNone, "an Accelerate config (distributed_type: DEEPSPEED)"},
     {"trl_context_parallel_2gpu.yaml", 0, 0, 0, 0, k1F1B, 0, kNone, "an Accelerate config (distributed_type: FSDP)"},
     {"trl_deepspeed_zero2.yaml", 0, 0, 0, 0, k1F1B, 0, kNone, "an Accelerate config (distributed_type: DEEPSPEED)"},
