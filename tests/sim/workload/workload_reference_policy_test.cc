@@ -21,13 +21,9 @@ using namespace hetsim::workload;
 
 // A V100 whose host link copies pinned memory at 25 GB/s each way (or, with `rate` false, does not price it).
 GpuCompute SwapV100(bool rate) {
-  hetsim::v1::GpuType g;
-  g.set_preset("V100-16GB");
-  REQUIRE(hetsim::proto::ApplyGpuPreset(&g, "c", "gpu").ok());
-  if (rate) g.mutable_efficiency()->set_pinned_copy_gbytes_per_s(25);
-  auto c = hetsim::testing::GpuComputeOf(g, hetsim::v1::FP16, "c", false);
-  REQUIRE(c.ok());
-  return *std::move(c);
+  return hetsim::testing::PresetComputeWith("V100-16GB", hetsim::v1::FP16, [&](hetsim::v1::ComputeEfficiency& e) {
+    if (rate) e.set_pinned_copy_gbytes_per_s(25);
+  });
 }
 
 // GPT-2 345M's shapes in 2 blocks (layers: 0 embedding, 1-2 blocks, 3 the tied head), FP16.
@@ -45,12 +41,6 @@ StageCost CostOf(const ModelCost& model, int first, int count, int tp, bool refe
   auto cost = ComputeStageCost(model, c, SwapV100(rate), "plan");
   REQUIRE(cost.ok());
   return *std::move(cost);
-}
-
-int ForwardCalls(const StageCost& cost) {
-  int calls = 0;
-  for (const StageCollective& sc : cost.forward_collectives) calls += sc.count;
-  return calls;
 }
 
 // One GPT-2 block at h = 1024 holds 12 h^2 + 13 h parameters: QKV 3h^2 + 3h, the projection h^2 + h, FC1
@@ -73,7 +63,7 @@ TEST_CASE("reference_policy: every layer's forward and its forward TP collective
   CHECK(dpo.forward_flop_per_gpu == Approx(2 * policy.forward_flop_per_gpu));
   CHECK(dpo.model_flop_per_gpu == Approx(policy.model_flop_per_gpu));  // the policy's training, as MFU counts it
   CHECK(dpo.memory.activation_bytes_per_microbatch == policy.memory.activation_bytes_per_microbatch);
-  CHECK(ForwardCalls(dpo) == 2 * ForwardCalls(policy));
+  CHECK(hetsim::testing::ForwardCollectiveCalls(dpo) == 2 * hetsim::testing::ForwardCollectiveCalls(policy));
   CHECK(dpo.backward_collectives.size() == policy.backward_collectives.size());
 }
 
