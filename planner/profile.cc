@@ -34,11 +34,11 @@ std::string TimerSyncsKey(const spec::DeepSpeedTimerSyncs& t) {
 std::string GpuKey(const spec::GpuSpec& g) {
   std::string key = absl::StrCat(g.name, "|", g.preset, "|");
   for (double peak : g.peak_flop_per_s) absl::StrAppendFormat(&key, "%a ", peak);
-  absl::StrAppendFormat(&key, "%a %a %a %a %a %d %a %a %a %a %a %a %a %a %a %a", g.hbm_bandwidth.bytes_per_second(),
+  absl::StrAppendFormat(&key, "%a %a %a %a %a %d %a %a %a %a %a %a %a %a %a %a %a", g.hbm_bandwidth.bytes_per_second(),
                         g.hbm_capacity.value(), g.max_efficiency, g.hbm_efficiency, g.half_efficiency_gflop, g.sm_count,
                         g.tile_overhead_k, g.kernel_launch_s, g.host_op_s, g.pass_overhead_s, g.iteration_overhead_s,
                         g.sync_round_trip_s, g.mma_sync_speed, g.unfused_softmax_speed, g.host_fill_bytes_per_s,
-                        g.pageable_h2d_bytes_per_s);
+                        g.pageable_h2d_bytes_per_s, g.pinned_copy_bytes_per_s);
   return key;
 }
 
@@ -75,7 +75,8 @@ std::string IslandPricingKey(const ClusterModel& cluster, const IslandModel& im,
           ? absl::StrFormat(" host-ops=%a/%a", o.block_host_ops_forward, o.block_host_ops_backward)
           : "",
       o.dtensor_sequence_copies ? " dtensor-copies" : "", TimerSyncsKey(o.timer_syncs),
-      o.layer_norm_weight_grad_pass ? " ln-weight-grad-pass" : "");
+      o.layer_norm_weight_grad_pass ? " ln-weight-grad-pass" : "",
+      o.reference_forward ? (o.reference_weight_swap ? " reference-swapped" : " reference-resident") : "");
 }
 
 // The pipelines family's ZeRO (ProfilerOptions::range_copies): `cost`'s model states and optimizer
@@ -320,7 +321,8 @@ std::optional<StageOption> Profiler::PriceRaw(int island, MeshShape shape, const
   // The host work of the step is the iteration's, added once per stage (SyncTimeOf).
   o.optimizer_passes =
       SecondsToTime(workload::OptimizerStepSeconds(cost->optimizer_shard, model_.dtype(), *im.gpu, sc) -
-                    im.gpu->iteration_overhead_s());
+                    im.gpu->iteration_overhead_s()) +
+      cost->reference_swap_time;
   return o;
 }
 

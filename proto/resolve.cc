@@ -87,6 +87,7 @@ spec::TransformerSpec ResolveTransformer(const hetsim::v1::Transformer& t) {
   s.attention = AttentionKernelOf(t.attention());
   s.head_dim = HeadDim(t);
   s.attention_dropout = !t.no_attention_dropout();
+  s.qk_layernorm = t.qk_layernorm();
   s.moe_shared_expert_ffn_hidden_size = t.moe_shared_expert_ffn_hidden_size();
   s.moe_first_dense_layers = t.moe_first_dense_layers();
   s.moe_layer_freq = std::max<uint32_t>(1, t.moe_layer_freq());
@@ -201,6 +202,7 @@ spec::GpuSpec ResolveGpu(const hetsim::v1::GpuType& gpu) {
   g.unfused_softmax_speed = spec::EfficiencyOrOne(e.unfused_softmax_speed());
   g.host_fill_bytes_per_s = GBpsToBytesPerSecond(e.host_fill_gbytes_per_s());
   g.pageable_h2d_bytes_per_s = GBpsToBytesPerSecond(e.pageable_h2d_gbytes_per_s());
+  g.pinned_copy_bytes_per_s = GBpsToBytesPerSecond(e.pinned_copy_gbytes_per_s());
   if (const GpuPreset* preset = FindGpuPreset(gpu.preset())) g.compute_capability = preset->compute_capability;
   return g;
 }
@@ -349,6 +351,8 @@ spec::PlanSpec ResolvePlan(const hetsim::v1::Plan& plan, absl::string_view plan_
   p.synchronized_tp_collectives = plan.synchronized_tp_collectives();
   p.cuda_launch_blocking = plan.cuda_launch_blocking();
   p.boundary_host_rebuild = plan.boundary_host_rebuild();
+  p.reference_forward = plan.has_reference_policy();
+  p.reference_weight_swap = plan.reference_policy().cpu_weight_swap();
   const hetsim::v1::DeepSpeedTimerSyncs& syncs = plan.deepspeed_timer_syncs();
   p.timer_syncs = {.load_micro_batch = static_cast<int>(syncs.load_micro_batch()),
                    .forward_pass = static_cast<int>(syncs.forward_pass()),

@@ -390,6 +390,12 @@ std::string SummarizePlan(const proto::PlanInputs& in) {
   out += DescribeFramework(p);
   out += DescribeUnfused(p);
   if (p.moe_a2a_overlap()) out += "  experts' dispatch hidden behind the paired pass (combined 1F1B)\n";
+  if (p.has_reference_policy()) {
+    out += p.reference_policy().cpu_weight_swap()
+               ? "  DPO reference model: its forward once more a microbatch, its weights swapped in from host memory "
+                 "each step (3 copies of the GPU's weights at pinned_copy_gbytes_per_s)\n"
+               : "  DPO reference model: its forward once more a microbatch, its weights on the GPU\n";
+  }
   if (p.virtual_stage_layers_size() > 0) {
     absl::StrAppendFormat(&out, "  virtual stages' layers %s\n", absl::StrJoin(p.virtual_stage_layers(), " "));
   }

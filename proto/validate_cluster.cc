@@ -28,9 +28,9 @@ void CheckRateShare(Problems& p, const std::string& path, double share) {
   CheckFloor(p, path, share, limits::kMinRateShare);
 }
 
-// A host-side rate (ComputeEfficiency.host_fill_gbytes_per_s, pageable_h2d_gbytes_per_s) in GB/s, 0 meaning
-// not priced, else at least kMinHostGbytesPerS: a rate near 0 divides a boundary rebuild's bytes into inf or past
-// int64 picoseconds.
+// A host-side rate (ComputeEfficiency.host_fill_gbytes_per_s, pageable_h2d_gbytes_per_s, pinned_copy_gbytes_per_s)
+// in GB/s, 0 meaning not priced, else at least kMinHostGbytesPerS: a rate near 0 divides a boundary rebuild's or a
+// weight swap's bytes into inf or past int64 picoseconds.
 void CheckHostRate(Problems& p, const std::string& path, double gbytes_per_s) {
   CheckRange(p, path, gbytes_per_s, 0, 1e6);
   CheckFloor(p, path, gbytes_per_s, limits::kMinHostGbytesPerS);
@@ -134,6 +134,7 @@ void CheckGpuType(Problems& p, const GpuType& gpu, const std::string& at) {
   CheckRateShare(p, at + "efficiency.unfused_softmax_speed", e.unfused_softmax_speed());
   CheckHostRate(p, at + "efficiency.host_fill_gbytes_per_s", e.host_fill_gbytes_per_s());
   CheckHostRate(p, at + "efficiency.pageable_h2d_gbytes_per_s", e.pageable_h2d_gbytes_per_s());
+  CheckHostRate(p, at + "efficiency.pinned_copy_gbytes_per_s", e.pinned_copy_gbytes_per_s());
 }
 
 // Islands must form one connected graph through inter_island_links and shared networks, or some

@@ -48,6 +48,13 @@ void CheckPlanSettings(Problems& p, const Plan& plan, const hetsim::v1::Model& m
   if (plan.tied_embedding_grad_sync() && !(model.has_transformer() && model.transformer().tied_embeddings())) {
     p.Add("tied_embedding_grad_sync", "needs a model with tied_embeddings (no tied copy to sync)");
   }
+  // reference_policy is not: a range's states are re-sharded over its holders (layer_range_shards.h), which
+  // would drop the reference's weights and its swap, priced per stage.
+  if (plan.has_reference_policy()) {
+    p.Add("reference_policy",
+          "not modelled with pipelines (the reference model's weights and their swap are priced per stage of "
+          "one pipeline)");
+  }
 }
 
 // Names, shares and micro-batch sizes; the shares add up to the global batch.

@@ -24,7 +24,8 @@ const CommandInfo kMegatronImportInfo = {
     "[--name NAME] [--strict] [--out PLAN]\n"
     "       hetsim import torchtitan CONFIG.toml --cluster C [--nodes N] [--island I] [--name NAME] [--strict] "
     "[--out PLAN]\n"
-    "       hetsim import nemo CONFIG.yaml --cluster C [--nodes N] [--island I] [--name NAME] [--out PLAN]",
+    "       hetsim import nemo CONFIG.yaml --cluster C [--model CHECKPOINT_MODEL.yaml] [--nodes N] [--island I] "
+    "[--name NAME] [--out PLAN]",
     "Reads a Megatron-LM launch line (torchrun ... pretrain_gpt.py --num-layers ... as a shell reads it), a\n"
     "torchtitan training config (its TOML train_configs, llama flavors) or a NeMo 1.x config (its Hydra\n"
     "YAML, megatron_gpt_config.yaml and the launcher's), and writes the plan (model\n"
@@ -32,7 +33,9 @@ const CommandInfo kMegatronImportInfo = {
     "PP). Prints the plan's layout and every flag or key it did not apply: no effect on an iteration's\n"
     "cost, not modelled, unknown. --strict makes unknown and not-modelled ones an error. Contradictory\n"
     "flags are an error naming both. A DeepSpeed or Hugging Face script that builds its model from a name\n"
-    "gets it from --model (a hetsim Model file); the line gives the layout, batch and ZeRO stage.\n"
+    "gets it from --model (a hetsim Model file); the line gives the layout, batch and ZeRO stage. A NeMo\n"
+    "config that restores a checkpoint (fine-tuning, NeMo-Aligner's DPO) is merged over the checkpoint's\n"
+    "model config given with --model (the .nemo file's model_config.yaml).\n"
     "docs/megatron.md, docs/frameworks.md."};
 
 const CommandInfo kMegatronExportInfo = {
@@ -66,8 +69,9 @@ int MegatronImport(const Args& args) {
                                                                                       "file holding the launch line")(
       "line", po::value(&request.line)->value_name("FLAGS"), "the launch line itself")(
       "cluster,c", po::value(&cluster_path)->required()->value_name("C"), "cluster file")(
-      "model", po::value(&request.model_path)->value_name("M"), "the model of a line that builds its own (megatron)")(
-      "nodes", po::value(&layout.nodes)->value_name("N"), "nodes (default: torchrun's --nnodes)")(
+      "model", po::value(&request.model_path)->value_name("M"),
+      "the model of a line that builds its own (megatron), or the checkpoint's model config a NeMo config is merged "
+      "over (nemo)")("nodes", po::value(&layout.nodes)->value_name("N"), "nodes (default: torchrun's --nnodes)")(
       "gpus-per-node", po::value(&layout.gpus_per_node)->value_name("G"), "default: --nproc_per_node, else the node's")(
       "island", po::value(&layout.island)->value_name("I"), "island (default: the only one)")(
       "name", po::value(&layout.name)->value_name("NAME"), "plan name")(

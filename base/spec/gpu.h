@@ -34,6 +34,7 @@ struct GpuSpec {
   // ComputeEfficiency.host_fill_gbytes_per_s and pageable_h2d_gbytes_per_s, in bytes/s; 0: not priced.
   double host_fill_bytes_per_s = 0;
   double pageable_h2d_bytes_per_s = 0;
+  double pinned_copy_bytes_per_s = 0;  // ComputeEfficiency.pinned_copy_gbytes_per_s; 0: not priced
   // CUDA compute capability of the type's preset (90: Hopper), 0 without a preset or on AMD: what NCCL's
   // tuner keys some of its algorithms' rates on (docs/network.md).
   int compute_capability = 0;

@@ -44,6 +44,7 @@ struct TransformerSpec {
   AttentionKernel attention = AttentionKernel::kStandard;
   uint32_t head_dim = 0;          // resolved: hidden_size / num_attention_heads when the file leaves it 0
   bool attention_dropout = true;  // Transformer.no_attention_dropout false: the unfused core drops out
+  bool qk_layernorm = false;      // Transformer.qk_layernorm: a norm over each head's Q and K
   uint64_t moe_shared_expert_ffn_hidden_size = 0;  // 0: no shared experts
   uint32_t moe_first_dense_layers = 0;
   uint32_t moe_layer_freq = 1;            // resolved: 1 when the file leaves it 0

@@ -265,6 +265,11 @@ struct CostSwitches {
   // Plan.deepspeed_timer_syncs: DeepSpeed's wall_clock_breakdown timers, device syncs a microbatch by
   // pipeline instruction, each a host round trip of idle GPU (GpuSpec::sync_round_trip_s).
   DeepSpeedTimerSyncs timer_syncs;
+  // Plan.reference_policy: DPO's frozen reference model runs every layer's forward once more a microbatch
+  // (reference_forward); with reference_weight_swap its weights are swapped in from the host each step,
+  // else they stay on the GPU beside the policy's.
+  bool reference_forward = false;
+  bool reference_weight_swap = false;
 };
 
 struct PlanSpec : CostSwitches {

@@ -20,15 +20,20 @@ namespace {
 // grows with the file, so the import reads at most this much (text inputs may otherwise be 64 MiB).
 constexpr size_t kMaxConfigBytes = size_t{4} << 20;
 
-absl::StatusOr<std::string> ReadLaunchText(const ImportRequest& r) {
-  if (r.file.empty()) return r.line;
-  HETSIM_ASSIGN_OR_RETURN(std::string text, proto::ReadInputFile(r.file, proto::InputKind::kText));
+// A launch line's file, a training config or a NeMo checkpoint's model config (nemo --model).
+absl::StatusOr<std::string> ReadConfigText(const std::string& path) {
+  HETSIM_ASSIGN_OR_RETURN(std::string text, proto::ReadInputFile(path, proto::InputKind::kText));
   if (text.size() > kMaxConfigBytes) {  // before the parse: yaml-cpp took 17 s and more on a 60 MB value
     return absl::InvalidArgumentError(absl::StrFormat(
-        "%s: %d bytes is larger than 4 MiB, the limit for a launch line or training config (docs/reliability.md)",
-        r.file, text.size()));
+        "%s: %d bytes is larger than 4 MiB, the limit for a launch line or training config (docs/reliability.md)", path,
+        text.size()));
   }
   return text;
+}
+
+absl::StatusOr<std::string> ReadLaunchText(const ImportRequest& r) {
+  if (r.file.empty()) return r.line;
+  return ReadConfigText(r.file);
 }
 
 // torchtitan's notes of keys not applied, refused under --strict.
@@ -61,8 +66,10 @@ absl::Status CheckImportRequest(const ImportRequest& r) {
         absl::StrFormat("\"%s\": only megatron, torchtitan and nemo are known", r.format));
   if (r.format != "megatron" && !r.line.empty())
     return absl::InvalidArgumentError("--line: a launch line is Megatron's; give the config file");
-  if (r.format != "megatron" && !r.model_path.empty())
-    return absl::InvalidArgumentError("--model: only for a launch line (megatron); the config describes its model");
+  if (r.format == "torchtitan" && !r.model_path.empty())
+    return absl::InvalidArgumentError(
+        "--model: only for a launch line (megatron) or a NeMo config's checkpoint (nemo); the config describes its "
+        "model");
   if (r.file.empty() == r.line.empty())
     return absl::InvalidArgumentError("give a launch-line file or --line, one of them");
   if (r.layout.nodes < 0 || r.layout.gpus_per_node < 0)
@@ -80,7 +87,7 @@ absl::StatusOr<ImportResponse> ImportPlan(const ImportRequest& r) {
   HETSIM_ASSIGN_OR_RETURN(const std::string text, ReadLaunchText(r));
   HETSIM_ASSIGN_OR_RETURN(const hetsim::v1::Cluster cluster, proto::LoadCluster(r.cluster));
   MegatronImportRequest layout = r.layout;
-  if (!r.model_path.empty()) {
+  if (!r.model_path.empty() && r.format != "nemo") {
     HETSIM_ASSIGN_OR_RETURN(layout.model, proto::LoadAs<hetsim::v1::Model>(r.model_path));
   }
   if (r.format == "torchtitan") {
@@ -94,7 +101,13 @@ absl::StatusOr<ImportResponse> ImportPlan(const ImportRequest& r) {
   }
   MegatronImport imported;
   if (r.format == "nemo") {
-    HETSIM_ASSIGN_OR_RETURN(imported, ImportNemo(text, cluster, layout, out.source));
+    // --model: the checkpoint's model config the NeMo config is merged over (NemoBaseModel).
+    std::string base_yaml;
+    if (!r.model_path.empty()) {
+      HETSIM_ASSIGN_OR_RETURN(base_yaml, ReadConfigText(r.model_path));
+    }
+    HETSIM_ASSIGN_OR_RETURN(imported,
+                            ImportNemo(text, cluster, layout, out.source, NemoBaseModel{base_yaml, r.model_path}));
   } else {
     // A Megatron-LM --yaml-cfg file given for the line: the file is the whole line (megatron_yaml.h).
     MegatronYamlRead yaml{text, {}, {}};

@@ -21,13 +21,15 @@ struct ImportRequest {
   std::string file;    // the launch line's file or the training config
   std::string line;    // else the launch line itself (megatron)
   proto::Source cluster;
-  std::string model_path;        // the model of a line that builds its own (megatron); empty: none
+  // The model of a line that builds its own (megatron: a hetsim Model), or the model config of the checkpoint a
+  // NeMo config restores (nemo: NemoBaseModel); empty: none.
+  std::string model_path;
   MegatronImportRequest layout;  // nodes, GPUs per node, island, name (its model: model_path's)
   bool strict = false;
 };
 
 // InvalidArgument for a request the command line refuses as a usage error: an unknown format, --line
-// or --model with a config, neither or both of file and line, a negative count.
+// or --model with a torchtitan config, neither or both of file and line, a negative count.
 absl::Status CheckImportRequest(const ImportRequest& request);
 
 struct ImportResponse {

@@ -1,6 +1,7 @@
 #include "service/interop/launch_script.h"
 
 #include <algorithm>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -213,6 +214,11 @@ class Renderer {
   // is the machine's. A statement assumes it succeeded (`cd "$DIR" && torchrun ...`); a condition is
   // not decided by it.
   bool ran_program_ = false;
+  // The variables the script exports (`export NAME=...`, `declare -x`) and the current command's own
+  // assignments before its program (`NAME=v torchrun ...`): the launch's environment (EnvironmentOf).
+  std::set<std::string> exported_;
+  std::vector<std::string> prefix_names_;
+  std::map<std::string, std::string> EnvironmentOf(const std::vector<std::string>& words) const;
   bool chain_assumed_ = false;  // the current && / || chain's truth rests on such a program
   // In an array's elements too: arrays are spliced into the launch ("${MEGATRON_ARGS[@]}").
   bool in_array_ = false;
@@ -399,14 +405,48 @@ absl::Status Renderer::Assign(absl::string_view name, bool append, const ShellWo
 }
 
 // NAME=value, NAME+=value or NAME=( ... ): assigned, and true; any other word: false.
-absl::StatusOr<bool> Renderer::TryAssignment(const ShellWord& w) {
-  if (w.parts.empty() || w.parts[0].kind != ShellPart::Kind::kLiteral || w.parts[0].quoted) return false;
+// The variable `w` assigns (NAME=..., NAME+=...), or nullopt when it is no assignment.
+std::optional<std::string> AssignedName(const ShellWord& w) {
+  if (w.parts.empty() || w.parts[0].kind != ShellPart::Kind::kLiteral || w.parts[0].quoted) return std::nullopt;
   const std::string& head = w.parts[0].text;
   const size_t eq = head.find('=');
-  if (eq == std::string::npos) return false;
+  if (eq == std::string::npos) return std::nullopt;
   const bool append = eq > 0 && head[eq - 1] == '+';
-  const std::string name = head.substr(0, append ? eq - 1 : eq);
-  if (!IsName(name)) return false;
+  std::string name = head.substr(0, append ? eq - 1 : eq);
+  if (!IsName(name)) return std::nullopt;
+  return name;
+}
+
+// The launch's environment as the importer reads it (RenderedLaunch::environment): Transformer Engine's
+// NVTE_* variables the script exports or sets before the launch's program, and those an `env` among the
+// launch's words sets (`srun env NVTE_FUSED_ATTN=0 python ...`), the last one set winning.
+std::map<std::string, std::string> Renderer::EnvironmentOf(const std::vector<std::string>& words) const {
+  std::map<std::string, std::string> env;
+  auto keep = [&](const std::string& name) {
+    if (!absl::StartsWith(name, "NVTE_")) return;
+    const auto it = vars_.find(name);
+    if (it != vars_.end()) env[name] = absl::StrJoin(it->second, " ");
+  };
+  for (const std::string& name : exported_) keep(name);
+  for (const std::string& name : prefix_names_) keep(name);
+  for (size_t k = 0; k < words.size() && !absl::EndsWith(words[k], ".py"); ++k) {
+    if (words[k] != "env") continue;
+    for (size_t j = k + 1; j < words.size(); ++j) {
+      const size_t eq = words[j].find('=');
+      if (eq == std::string::npos || !IsName(words[j].substr(0, eq))) break;
+      if (absl::StartsWith(words[j], "NVTE_")) env[words[j].substr(0, eq)] = words[j].substr(eq + 1);
+    }
+  }
+  return env;
+}
+
+absl::StatusOr<bool> Renderer::TryAssignment(const ShellWord& w) {
+  const std::optional<std::string> assigned = AssignedName(w);
+  if (!assigned) return false;
+  const std::string& head = w.parts[0].text;
+  const size_t eq = head.find('=');
+  const bool append = eq > 0 && head[eq - 1] == '+';
+  const std::string& name = *assigned;
   ShellWord value = w;
   if (!value.is_array) value.parts[0].text = head.substr(eq + 1);
   HETSIM_RETURN_IF_ERROR(Assign(name, append, value));
@@ -528,9 +568,11 @@ absl::StatusOr<Truth> Renderer::RunCommand(const ShellCommand& cmd, size_t first
     HETSIM_ASSIGN_OR_RETURN(std::optional<std::string> v, Arithmetic(cmd.words[0].parts[0].text, 0));
     return v ? Of(*v != "0") : Truth::kUnknown;
   }
+  prefix_names_.clear();
   while (first < cmd.words.size()) {
     HETSIM_ASSIGN_OR_RETURN(bool assigned, TryAssignment(cmd.words[first]));
     if (!assigned) break;
+    if (std::optional<std::string> name = AssignedName(cmd.words[first])) prefix_names_.push_back(*name);
     ++first;
   }
   HETSIM_RETURN_IF_ERROR(WriteHeredoc(cmd));
@@ -538,7 +580,22 @@ absl::StatusOr<Truth> Renderer::RunCommand(const ShellCommand& cmd, size_t first
   HETSIM_ASSIGN_OR_RETURN(const std::string name, ExpandScalar(cmd.words[first]));
   std::vector<std::string> args;
   if (name == "export" || name == "declare" || name == "typeset" || name == "local" || name == "readonly") {
-    for (size_t k = first + 1; k < cmd.words.size(); ++k) HETSIM_RETURN_IF_ERROR(TryAssignment(cmd.words[k]).status());
+    bool exports = name == "export";
+    for (size_t k = first + 1; k < cmd.words.size(); ++k) {
+      const ShellWord& w = cmd.words[k];
+      HETSIM_RETURN_IF_ERROR(TryAssignment(w).status());
+      const bool literal = !w.parts.empty() && w.parts[0].kind == ShellPart::Kind::kLiteral;
+      if (literal && absl::StartsWith(w.parts[0].text, "-")) {
+        exports = exports || absl::StrContains(w.parts[0].text, 'x');  // declare -x
+        continue;
+      }
+      if (!exports) continue;
+      if (std::optional<std::string> assigned = AssignedName(w)) {
+        exported_.insert(*assigned);
+      } else if (literal && w.parts.size() == 1 && IsName(w.parts[0].text)) {
+        exported_.insert(w.parts[0].text);  // export NAME, set before or after
+      }
+    }
     return Truth::kTrue;
   }
   if (name == "[" || name == "[[" || name == "test" || name == "unset") {
@@ -627,6 +684,7 @@ absl::StatusOr<Truth> Renderer::RunProgram(const ShellCommand& cmd, size_t first
   }
   for (auto& [key, text] : candidate_notes_) Note(std::move(key), std::move(text));
   candidate_notes_.clear();
+  out_.environment = EnvironmentOf(words);
   out_.words = std::move(words);
   out_.line = cmd.line;
   return Truth::kTrue;

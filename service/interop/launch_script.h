@@ -35,6 +35,9 @@ struct RenderedLaunch {
   // their words split as an unquoted expansion splits them (a file of arguments another script sources
   // and splices into its launch line: Megatron-LM's ModelOpt conf/*.sh set MODEL_ARGS only).
   std::map<std::string, std::vector<std::string>> flag_variables;
+  // Transformer Engine's NVTE_* variables in the launch's environment, by name: exported by the script, set
+  // before the launch's program (`NVTE_X=0 torchrun ...`) or by an `env` among its words.
+  std::map<std::string, std::string> environment;
 };
 
 // InvalidArgument naming `source` and the line for what a shell would refuse too (an unterminated

@@ -219,6 +219,7 @@ void ModelFlags(const v1::Model& model, std::vector<std::string>& flags) {
   add(absl::StrFormat("--max-position-embeddings %d", t.seq_length()));
   add(absl::StrFormat("--vocab-size %d", t.vocab_size()));
   if (t.gated_mlp()) add("--swiglu");
+  if (t.qk_layernorm()) add("--qk-layernorm");
   if (!t.tied_embeddings()) add("--untie-embeddings-and-output-weights");
   if (t.mtp_num_layers() > 0) add(absl::StrFormat("--mtp-num-layers %d", t.mtp_num_layers()));
   if (t.num_experts() > 1) {

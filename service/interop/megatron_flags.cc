@@ -135,6 +135,7 @@ constexpr NamedFlag kModelledFlags[] = {
     {"delay-wgrad-compute", 0},  // noted: the weight-gradient GEMMs it delays are not split out
     {"tp-comm-overlap", 0},
     {"untie-embeddings-and-output-weights", 0},
+    {"qk-layernorm", 0},  // Transformer.qk_layernorm: a norm over each head's Q and K
     {"use-flash-attn", 0},
     {"attention-backend", 1},  // Would change the cost; hetsim cannot express them yet (reported, not applied).
     {"overlap-p2p-communication", 0},
@@ -532,9 +533,23 @@ std::vector<std::string> NestedScripts(const std::vector<std::string>& tokens) {
 std::optional<std::string> NemoLauncherRun(const std::vector<std::string>& words) {
   const auto py =
       std::find_if(words.begin(), words.end(), [](const std::string& w) { return absl::EndsWith(w, ".py"); });
-  if (py == words.end() || py->substr(py->find_last_of('/') + 1) != "main.py" || py + 1 == words.end()) {
-    return std::nullopt;
+  if (py == words.end() || py + 1 == words.end()) return std::nullopt;
+  // A NeMo or NeMo-Aligner training script run by Hydra (@hydra_runner: --config-path, --config-name, then
+  // key=value overrides; NeMo-Aligner's tests/functional/dpo.sh runs train_gpt_dpo.py so): its model and
+  // run are the named config's.
+  std::string config_name;
+  for (auto it = py + 1; it != words.end(); ++it) {
+    if (absl::StartsWith(*it, "--config-name=")) config_name = it->substr(std::string("--config-name=").size());
+    if (*it == "--config-name" && it + 1 != words.end()) config_name = *(it + 1);
   }
+  if (!config_name.empty()) {
+    return absl::StrFormat(
+        "%s runs with Hydra's --config-name %s and key=value overrides, not Megatron's flags: import that NeMo "
+        "config, hetsim import nemo %s.yaml (with --model CHECKPOINT_MODEL.yaml when it restores a checkpoint, as "
+        "NeMo-Aligner's do), its overrides written into a copy",
+        *py, config_name, config_name);
+  }
+  if (py->substr(py->find_last_of('/') + 1) != "main.py") return std::nullopt;
   std::string config;
   std::vector<std::string> training;
   for (auto it = py + 1; it != words.end(); ++it) {
@@ -716,6 +731,7 @@ absl::StatusOr<MegatronFlags> ParseMegatronLaunchLine(absl::string_view line, ab
     flags.launch.notes.insert(flags.launch.notes.begin(), absl::StrCat("script ", *it));
   }
   flags.launch.written_files = std::move(rendered.written_files);
+  flags.launch.environment = std::move(rendered.environment);
   // srun inherits the batch allocation: the header's node count when the launch gives none.
   if (flags.launch.nnodes == 0 && rendered.sbatch_nodes > 0) {
     flags.launch.nnodes = rendered.sbatch_nodes;

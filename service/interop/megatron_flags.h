@@ -48,6 +48,8 @@ struct LaunchContext {
   std::vector<std::string> files_read;
   // Files the script writes before it launches (a DeepSpeed config in a here document), by path.
   std::map<std::string, std::string> written_files;
+  // Transformer Engine's NVTE_* variables in the launch's environment (RenderedLaunch::environment).
+  std::map<std::string, std::string> environment;
 };
 
 struct MegatronFlags {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <map>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -340,6 +341,7 @@ absl::StatusOr<v1::Model> ReadModel(const Reader& r, const Layout& l, std::vecto
   }
   HETSIM_RETURN_IF_ERROR(NoteSoftmaxAndGlu(r, notes));
   t.set_tied_embeddings(!r.Has("untie-embeddings-and-output-weights"));
+  t.set_qk_layernorm(r.Has("qk-layernorm"));  // no effect under MLA, whose norms are its latents'
   if (r.Has("group-query-attention")) {
     HETSIM_ASSIGN_OR_RETURN(int64_t groups, r.Int("num-query-groups", 1));
     if (groups != heads) t.set_num_kv_heads(static_cast<uint32_t>(groups));  // as many groups as heads: MHA
@@ -1046,7 +1048,10 @@ void SetFramework(v1::Framework framework, const v1::Model& model, v1::Plan& pla
 // since Megatron-Core 0.10; TE's DotProductAttention chose them before); Megatron's own local layers
 // and the releases before Megatron-Core run the unfused path.
 void DefaultAttention(const Reader& r, v1::Framework framework, v1::Model& model, std::vector<std::string>& notes) {
-  if (r.Has("attention-backend") || r.Has("use-flash-attn") || framework != v1::MEGATRON_CORE) return;
+  if ((r.Has("attention-backend") && r.Value("attention-backend") != "auto") || r.Has("use-flash-attn") ||
+      framework != v1::MEGATRON_CORE) {
+    return;
+  }
   if (r.Value("transformer-impl") == "local") {
     notes.push_back("attention: --transformer-impl local runs Megatron's unfused attention");
     return;
@@ -1057,7 +1062,23 @@ void DefaultAttention(const Reader& r, v1::Framework framework, v1::Model& model
         "--use-flash-attn (megatron/legacy/model/transformer.py)");
     return;
   }
+  // Transformer Engine's DotProductAttention picks its backend from the environment's NVTE_FLASH_ATTN and
+  // NVTE_FUSED_ATTN (each "1" by default; transformer_engine/pytorch/attention/dot_product_attention/utils.py,
+  // get_attention_backend): with both "0" only its unfused path is left.
+  const std::map<std::string, std::string>& env = r.flags().launch.environment;
+  const auto off = [&](const char* name) {
+    const auto it = env.find(name);
+    return it != env.end() && it->second == "0";
+  };
+  if (off("NVTE_FLASH_ATTN") && off("NVTE_FUSED_ATTN")) {
+    model.mutable_transformer()->set_attention(v1::ATTENTION_UNFUSED);
+    notes.push_back(
+        "attention: NVTE_FLASH_ATTN=0 and NVTE_FUSED_ATTN=0 in the launch's environment: Transformer Engine runs "
+        "its unfused attention (--attention-backend auto)");
+    return;
+  }
   model.mutable_transformer()->set_attention(v1::ATTENTION_FLASH);
+  if (r.Has("attention-backend")) return;  // auto, said
   notes.push_back(
       "attention: Megatron-Core's default, --attention-backend auto (flash or fused attention); "
       "--attention-backend unfused prices the unfused path");
@@ -1363,8 +1384,23 @@ void SetUnfusedKernels(const Reader& r, v1::Framework framework, const Layout& l
   // FusedScaleMaskSoftmax, which follows the environment's NVTE_MASKED_SOFTMAX_FUSION (default 1, in every
   // TE release) and never Megatron's masked_softmax_fusion: TEDotProductAttention does not pass it on.
   const bool te_layers = LineSoftmaxCheck(r, framework) == SoftmaxKernelCheck::kTransformerEngine;
-  const bool no_fusion = r.Has("no-masked-softmax-fusion") && !te_layers;
-  if (r.Has("no-masked-softmax-fusion") && te_layers && !flash) {
+  // TE's FusedScaleMaskSoftmax reads NVTE_MASKED_SOFTMAX_FUSION (softmax.py: bool(int(os.environ.get(..., "1")))).
+  const auto env = r.flags().launch.environment.find("NVTE_MASKED_SOFTMAX_FUSION");
+  const bool te_env_off = env != r.flags().launch.environment.end() && env->second == "0";
+  if (te_env_off && !(te_layers && !flash)) {
+    notes.push_back(
+        absl::StrFormat("no effect: NVTE_MASKED_SOFTMAX_FUSION=0 in the launch's environment (%s)",
+                        flash ? "flash or fused attention never writes the scores"
+                              : "only Transformer Engine's unfused attention reads it; Megatron's own layers follow "
+                                "--no-masked-softmax-fusion"));
+  }
+  const bool no_fusion = (r.Has("no-masked-softmax-fusion") && !te_layers) || (te_env_off && te_layers && !flash);
+  if (te_env_off && te_layers && !flash) {
+    notes.push_back(
+        "NVTE_MASKED_SOFTMAX_FUSION=0 in the launch's environment: Transformer Engine's unfused attention masks "
+        "and softmaxes the scores apart (unfused_kernels.masked_softmax)");
+  }
+  if (r.Has("no-masked-softmax-fusion") && te_layers && !flash && !te_env_off) {
     notes.push_back(
         "no effect: --no-masked-softmax-fusion (Transformer Engine's unfused attention fuses its softmax unless "
         "NVTE_MASKED_SOFTMAX_FUSION=0 is set in the environment; Megatron's flag reaches only its local layers, "
@@ -1372,7 +1408,16 @@ void SetUnfusedKernels(const Reader& r, v1::Framework framework, const Layout& l
   }
   std::vector<std::string> unfused;
   v1::UnfusedKernels u;
-  u.set_bias_activation(r.Has(activation_flag));
+  // Without the linears' biases (--disable-bias-linear) Megatron's MLP runs the GeLU alone, the one pass the
+  // fused bias-GeLU kernel makes (megatron/core/transformer/mlp.py: bias_activation_fusion without a bias calls
+  // the activation function): nothing apart to price. SwiGLU's SiLU and product apart stay priced as the row.
+  const bool no_bias_gelu = r.Has("disable-bias-linear") && !swiglu && r.Has(activation_flag);
+  if (no_bias_gelu) {
+    notes.push_back(
+        "no effect: --no-bias-gelu-fusion with --disable-bias-linear (no bias to add: the GeLU runs alone, the pass "
+        "the fused kernel makes)");
+  }
+  u.set_bias_activation(r.Has(activation_flag) && !no_bias_gelu);
   if (u.bias_activation()) unfused.push_back("the bias add before the activation");
   u.set_bias_dropout_add(r.Has("no-bias-dropout-fusion"));
   if (u.bias_dropout_add()) unfused.push_back("the bias and residual adds apart from dropout");

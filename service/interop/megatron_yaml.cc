@@ -48,6 +48,7 @@ constexpr YamlFlag kYamlFlags[] = {
     {"language_model", "ffn_hidden_size", "ffn-hidden-size", true},
     {"language_model", "kv_channels", "kv-channels", true},
     {"language_model", "add_bias_linear", "", false, "disable-bias-linear"},
+    {"language_model", "qk_layernorm", "qk-layernorm", false},
     {"language_model", "num_moe_experts", "num-experts", true},
 
     {"language_model", "moe_grouped_gemm", "moe-grouped-gemm", false},

@@ -110,6 +110,7 @@ void ShapeKeys(const v1::Model& model, int64_t tp, YAML::Node& m) {
   // NeMo's Llama configs spell SwiGLU fast-swiglu (launcher_scripts/conf/training/llama/*.yaml).
   m["activation"] = t.gated_mlp() ? "fast-swiglu" : "gelu";
   m["share_embeddings_and_output_weights"] = t.tied_embeddings();
+  if (t.qk_layernorm()) m["qk_layernorm"] = true;
   if (t.no_attention_dropout()) m["attention_dropout"] = 0;  // NeMo's default is 0.1
   if (t.num_experts() > 1) MoeKeys(t, m);
 }

@@ -3,6 +3,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <limits>
 #include <optional>
 #include <string>
 #include <utility>
@@ -51,15 +52,22 @@ class YamlConfig {
   absl::Status ForeignModel() const {
     // NeMo's fine-tuning configs (tuning/conf/megatron_gpt_finetuning_config.yaml, megatron_t0_config.yaml)
     // take the model from the .nemo checkpoint they restore (MegatronGPTSFTModel.merge_cfg_with).
+    // NeMo-Aligner's configs (examples/nlp/gpt/conf/gpt_dpo.yaml) merge their model section over the model config
+    // of the checkpoint at pretrained_checkpoint.restore_from_path (train_gpt_dpo.py, load_and_override_model_config).
+    const YAML::Node aligner = root_["pretrained_checkpoint"] && root_["pretrained_checkpoint"].IsMap()
+                                   ? root_["pretrained_checkpoint"]["restore_from_path"]
+                                   : YAML::Node(YAML::NodeType::Undefined);
     const YAML::Node restore = model_["restore_from_path"];
-    if (restore.IsDefined()) {
-      std::string path = restore.IsScalar() && !restore.IsNull() ? restore.Scalar() : "null";
+    if (restore.IsDefined() || aligner.IsDefined()) {
+      const YAML::Node& at = restore.IsDefined() ? restore : aligner;
+      std::string path = at.IsScalar() && !at.IsNull() ? at.Scalar() : "null";
       if (path == "???") path = "???, left to the command line";
       return absl::InvalidArgumentError(absl::StrFormat(
-          "%s: model: no num_layers or hidden_size: a NeMo fine-tuning config, whose model is the checkpoint at "
-          "model.restore_from_path (%s) and not written here; import the config the checkpoint was trained with, or "
-          "write the model as a hetsim Model and plan it",
-          source_, path));
+          "%s: model: no num_layers or hidden_size: %s, whose model is the checkpoint's at %s (%s), not written here; "
+          "give that checkpoint's model config (the model_config.yaml inside the .nemo file, or the config it was "
+          "trained with) with --model, and this config's model keys are merged over it, as NeMo does",
+          source_, restore.IsDefined() ? "a NeMo fine-tuning config" : "a NeMo-Aligner config",
+          restore.IsDefined() ? "model.restore_from_path" : "pretrained_checkpoint.restore_from_path", path));
     }
     // Megatron-Bridge's YAML overrides (tutorials/recipes/llama/conf/llama32_1b_pretrain.yaml): sections of its
     // ConfigContainer (train, optimizer, scheduler, checkpoint, ...) over a recipe, a Python function that builds
@@ -81,6 +89,11 @@ class YamlConfig {
         source_, absl::StrJoin(keys, ", ")));
   }
   bool NemoShaped() const { return model_["num_layers"].IsDefined() || model_["hidden_size"].IsDefined(); }
+  // Whether `key` ("trainer.dpo", "model.dpo") is a section (a mapping).
+  bool HasSection(absl::string_view key) const {
+    const absl::StatusOr<YAML::Node> node = At(key);
+    return node.ok() && node->IsMap();
+  }
   // The model section's keys that start with `prefix`, in the file's order.
   std::vector<std::string> ModelKeys(absl::string_view prefix) const {
     std::vector<std::string> keys;
@@ -234,6 +247,7 @@ constexpr KeyFlag kKeyFlags[] = {
     {"model.make_vocab_size_divisible_by", "make-vocab-size-divisible-by", true},
     {"model.attention_dropout", "attention-dropout", true},  // 0: no dropout in an unfused attention core
     {"model.sequence_parallel", "sequence-parallel", false},
+    {"model.qk_layernorm", "qk-layernorm", false},  // NeMo's Megatron-Core GPT passes it to its TransformerConfig
     {"model.ub_tp_comm_overlap", "tp-comm-overlap", false},
     {"model.overlap_p2p_comm", "overlap-p2p-communication", false},
     {"model.optim.overlap_grad_sync", "overlap-grad-reduce", false},
@@ -335,7 +349,8 @@ absl::Status RefuseOtherFamilies(const YAML::Node& root, const YAML::Node& base,
   // NeMo-Aligner's preference trainings (examples/nlp/gpt/conf/gpt_dpo.yaml, gpt_kto.yaml, gpt_spin.yaml at af2b3bd):
   // before each step the reference policy's log-probabilities over the batch come from a forward-only pass with its
   // weights copied in from a CPU state dict and back (megatron_gpt_dpo_model.py get_ref_policy_logprobs,
-  // cpu_weight_swap; dpo.py augment_dataloader), a second pipeline pass hetsim does not price.
+  // cpu_weight_swap; dpo.py augment_dataloader). DPO's is priced (Plan.reference_policy, ImportNemoConfig); KTO's
+  // and SPIN's steps are other loops (SPIN generates its rejected responses each epoch), not priced.
   for (const char* algorithm : {"dpo", "kto", "spin"}) {
     const auto section_has = [&](const char* section) {
       const YAML::Node s = base[section];
@@ -343,10 +358,25 @@ absl::Status RefuseOtherFamilies(const YAML::Node& root, const YAML::Node& base,
     };
     const bool trainer = section_has("trainer");
     if (!trainer && !section_has("model")) continue;
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "%s: %s.%s: NeMo-Aligner's %s, whose every step also runs the frozen reference policy forward over the batch "
-        "(its weights swapped in from a CPU copy), which hetsim does not price (it prices training one model)",
-        source, trainer ? "trainer" : "model", algorithm, absl::AsciiStrToUpper(algorithm)));
+    const std::string at = absl::StrCat(trainer ? "trainer" : "model", ".", algorithm);
+    if (std::string(algorithm) != "dpo") {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: %s: NeMo-Aligner's %s, whose every step also runs the frozen reference policy forward over the "
+          "batch (its weights swapped in from a CPU copy) in a loop of its own, which hetsim does not price (it "
+          "prices DPO's, trainer.dpo)",
+          source, at, absl::AsciiStrToUpper(algorithm)));
+    }
+    // With adapters (model.peft.peft_scheme lora) only the adapters train and the reference is the base model
+    // with them switched off (adapter_control): a step hetsim does not price (it trains every weight).
+    const YAML::Node peft = base["model"]["peft"];
+    const YAML::Node scheme = peft && peft.IsMap() ? peft["peft_scheme"] : YAML::Node();
+    if (scheme && scheme.IsScalar() && !scheme.IsNull() && absl::AsciiStrToLower(scheme.Scalar()) != "none") {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: model.peft.peft_scheme: %s: DPO of adapters (only the adapters train; the reference is the model "
+          "with them off), which hetsim does not price (it prices training every weight; peft_scheme none is "
+          "priced)",
+          source, scheme.Scalar()));
+    }
   }
   // NeMo builds Hyena's mixer in place of attention from model.hyena (get_specs: te_gpt_hyena).
   if (base["model"]["hyena"] && base["model"]["hyena"].IsMap()) {
@@ -635,7 +665,44 @@ absl::Status WithNemoKeys(const absl::Status& status) {
                       absl::StrCat(status.message(), "\n  in the NeMo config: ", absl::StrJoin(keys, "; ")));
 }
 
-absl::StatusOr<YamlConfig> ParseConfig(absl::string_view text, absl::string_view source) {
+// `over`'s keys written onto `base`, section by section (OmegaConf.merge: a key of both that is a section in both
+// merges, any other of `over`'s replaces `base`'s).
+void MergeOver(YAML::Node base, const YAML::Node& over) {
+  for (const auto& kv : over) {
+    const std::string key = kv.first.as<std::string>();
+    YAML::Node into = base[key];
+    if (into.IsMap() && kv.second.IsMap()) {
+      MergeOver(into, kv.second);
+    } else {
+      base[key] = YAML::Clone(kv.second);
+    }
+  }
+}
+
+// The checkpoint's model config given with --model (NemoBaseModel): a .nemo file's model_config.yaml (the model's
+// keys at the top) or a training config (under model:, or training.model: as the launcher's), parsed.
+absl::StatusOr<YAML::Node> BaseModelSection(const NemoBaseModel& base_model) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(std::string(base_model.yaml));
+    HETSIM_RETURN_IF_ERROR(CheckYamlKeysOnce(root, base_model.source));
+  } catch (const YAML::Exception& e) {
+    return NotYaml(base_model.source, e);
+  }
+  // The launcher's conf/training/*.yaml nest it under training:, as ParseConfig reads them.
+  const YAML::Node run = root.IsMap() && !root["model"] && root["training"] ? root["training"] : root;
+  const YAML::Node model = run.IsMap() && run["model"] && run["model"].IsMap() ? run["model"] : root;
+  if (!model.IsMap() || !(model["num_layers"] || model["hidden_size"])) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: model: no num_layers or hidden_size: not a NeMo model config (a .nemo file's model_config.yaml, or a "
+        "training config with a model section)",
+        base_model.source));
+  }
+  return YAML::Clone(model);
+}
+
+absl::StatusOr<YamlConfig> ParseConfig(absl::string_view text, absl::string_view source,
+                                       const NemoBaseModel& base_model) {
   // NeMo 2's recipes (nemo/collections/llm/recipes/*.py) are Python that builds a nemo_run config.
   if (absl::StrContains(text, "import nemo_run") || absl::StrContains(text, "from nemo.collections")) {
     return absl::InvalidArgumentError(absl::StrFormat(
@@ -655,23 +722,92 @@ absl::StatusOr<YamlConfig> ParseConfig(absl::string_view text, absl::string_view
   // The launcher's conf/training/*.yaml nest the run under `training:`.
   YAML::Node base = root["model"] ? root : root["training"];
   if (!base || !base.IsMap() || !base["model"] || !base["model"].IsMap()) return NotNemo(root, source);
+  if (!base_model.yaml.empty()) {
+    // The config's model keys over the checkpoint's, as NeMo-Aligner's load_and_override_model_config and NeMo's
+    // fine-tuning (MegatronGPTSFTModel.merge_cfg_with) merge them.
+    HETSIM_ASSIGN_OR_RETURN(YAML::Node merged, BaseModelSection(base_model));
+    MergeOver(merged, base["model"]);
+    base["model"] = merged;
+  }
   HETSIM_RETURN_IF_ERROR(RefuseOtherFamilies(root, base, source));
   YAML::Node trainer = base["trainer"] && base["trainer"].IsMap() ? base["trainer"] : YAML::Node(YAML::NodeType::Map);
   return YamlConfig(root, base["model"], trainer, root["model"] ? "model" : "training.model", std::string(source));
 }
 
+// model.optim.overlap_param_sync without overlap_grad_sync: Apex's DistributedFusedAdam gathers the parameters
+// overlapped with the next forward either way; a plan's overlap_param_gather is that, under ZeRO-1/2 only.
+void SetParamSyncAlone(hetsim::v1::Plan& plan, std::vector<std::string>& notes) {
+  const bool sharded = std::all_of(plan.stages().begin(), plan.stages().end(), [](const hetsim::v1::Stage& s) {
+    return s.zero_stage() == 1 || s.zero_stage() == 2;
+  });
+  plan.set_overlap_param_gather(sharded);
+  notes.push_back(absl::StrFormat(
+      "model.optim.overlap_param_sync true with overlap_grad_sync false: %s",
+      sharded ? "the parameter gather overlaps the next forward (overlap_param_gather), the gradient reduce does not"
+              : "no effect (no distributed optimizer: the step gathers no parameters)"));
+}
+
+// NeMo-Aligner's DPO batches count pairs: each microbatch runs its chosen and rejected sequences together
+// (megatron_gpt_dpo_model.py: torch.cat((batch["chosen"], batch["rejected"])); get_logprob_batch: "each
+// minibatch has 2 comparisons so tensor shape will be mbs * 2"), so model.micro_batch_size and
+// model.global_batch_size are read as twice their value in sequences. Other keys, and other configs, as written.
+absl::StatusOr<std::optional<std::string>> DpoSequences(const YamlConfig& config, absl::string_view key, bool dpo,
+                                                        std::optional<std::string> value) {
+  if (!dpo || !value || (key != "model.micro_batch_size" && key != "model.global_batch_size")) return value;
+  HETSIM_ASSIGN_OR_RETURN(const std::optional<int64_t> pairs, config.Int(key));
+  if (!pairs || *pairs < 1 || *pairs > std::numeric_limits<int32_t>::max()) return value;  // the line's check says why
+  return absl::StrCat(2 * *pairs);
+}
+
+// NeMo-Aligner's DPO step (trainer.dpo): the reference policy's forward over every microbatch, its weights swapped
+// in from host memory and back (Plan.reference_policy.cpu_weight_swap: peft_scheme none, the only one priced).
+absl::Status SetReferencePolicy(const YamlConfig& config, hetsim::v1::Plan& plan, std::vector<std::string>& notes) {
+  plan.mutable_reference_policy()->set_cpu_weight_swap(true);
+  HETSIM_ASSIGN_OR_RETURN(const std::optional<int64_t> global, config.Int("model.global_batch_size"));
+  HETSIM_ASSIGN_OR_RETURN(const std::optional<int64_t> micro, config.Int("model.micro_batch_size"));
+  notes.push_back(absl::StrFormat(
+      "trainer.dpo: NeMo-Aligner's DPO: model.global_batch_size %d and micro_batch_size %d count chosen/rejected "
+      "pairs, read as %d and %d sequences; each step also runs the frozen reference policy forward over them "
+      "(reference_policy), its weights copied in from host memory and back (cpu_weight_swap: priced at each GPU "
+      "type's efficiency.pinned_copy_gbytes_per_s, not priced where that is unset)",
+      global.value_or(0), micro.value_or(0), 2 * global.value_or(0), 2 * micro.value_or(0)));
+  // The reference's forward runs in microbatches of dpo.log_prob_forward_micro_batch_size pairs (its default the
+  // training's, ${model.micro_batch_size}); hetsim prices it at the training's.
+  HETSIM_ASSIGN_OR_RETURN(const std::optional<int64_t> forward,
+                          config.Int("model.dpo.log_prob_forward_micro_batch_size"));
+  if (forward && micro && *forward != *micro) {
+    notes.push_back(absl::StrFormat(
+        "not modelled: model.dpo.log_prob_forward_micro_batch_size %d: the reference's forward is priced in the "
+        "training's microbatches of %d pairs",
+        *forward, *micro));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<MegatronImport> ImportNemoConfig(absl::string_view yaml_text, const hetsim::v1::Cluster& cluster,
-                                                const MegatronImportRequest& request, absl::string_view source) {
-  HETSIM_ASSIGN_OR_RETURN(const YamlConfig config, ParseConfig(yaml_text, source));
+                                                const MegatronImportRequest& request, absl::string_view source,
+                                                const NemoBaseModel& base_model) {
+  HETSIM_ASSIGN_OR_RETURN(const YamlConfig config, ParseConfig(yaml_text, source, base_model));
   std::vector<std::string> notes;
   std::string line = "pretrain_gpt.py";
+  const bool dpo = config.HasSection("trainer.dpo") || config.HasSection("model.dpo");
+  bool overlap_param_sync_alone = false;
   for (const KeyFlag& k : kKeyFlags) {
     if (k.value) {
       HETSIM_ASSIGN_OR_RETURN(std::optional<std::string> v, config.Word(k.key));
+      HETSIM_ASSIGN_OR_RETURN(v, DpoSequences(config, k.key, dpo, v));
       if (v) absl::StrAppend(&line, " --", k.flag, " ", *v);
     } else {
       HETSIM_ASSIGN_OR_RETURN(const bool on, config.Bool(k.key));
-      if (on) absl::StrAppend(&line, " --", k.flag);
+      HETSIM_ASSIGN_OR_RETURN(const bool grad_sync, config.Bool("model.optim.overlap_grad_sync"));
+      // Apex's DistributedFusedAdam (optim.name distributed_fused_adam) overlaps its parameter gather without
+      // the gradient reduce overlapped, which Megatron's flags refuse: the plan gets it after the import.
+      const bool param_sync_alone = std::string(k.key) == "model.optim.overlap_param_sync" && !grad_sync;
+      if (on && param_sync_alone) {
+        overlap_param_sync_alone = true;
+      } else if (on) {
+        absl::StrAppend(&line, " --", k.flag);
+      }
     }
   }
   HETSIM_ASSIGN_OR_RETURN(const std::string translated, TranslatedFlags(config, notes));
@@ -715,6 +851,8 @@ absl::StatusOr<MegatronImport> ImportNemoConfig(absl::string_view yaml_text, con
     kept.push_back(n);
   }
   kept.insert(kept.end(), notes.begin(), notes.end());
+  if (dpo) HETSIM_RETURN_IF_ERROR(SetReferencePolicy(config, out.plan, kept));
+  if (overlap_param_sync_alone) SetParamSyncAlone(out.plan, kept);
   kept.push_back(absl::StrCat("read as the Megatron flags:", line.substr(std::string("pretrain_gpt.py").size())));
   out.notes = std::move(kept);
   return out;
@@ -723,10 +861,11 @@ absl::StatusOr<MegatronImport> ImportNemoConfig(absl::string_view yaml_text, con
 }  // namespace
 
 absl::StatusOr<MegatronImport> ImportNemo(absl::string_view yaml_text, const hetsim::v1::Cluster& cluster,
-                                          const MegatronImportRequest& request, absl::string_view source) {
+                                          const MegatronImportRequest& request, absl::string_view source,
+                                          const NemoBaseModel& base_model) {
   // yaml-cpp reports a wrong shape (a list where a value should be) by throwing.
   try {
-    return ImportNemoConfig(yaml_text, cluster, request, source);
+    return ImportNemoConfig(yaml_text, cluster, request, source, base_model);
   } catch (const YAML::Exception& e) {
     return absl::InvalidArgumentError(
         absl::StrFormat("%s: not a NeMo config: %s", YamlPlace(source, e.mark.line, e.mark.column), e.msg));

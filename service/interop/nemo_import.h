@@ -16,11 +16,22 @@
 
 namespace hetsim::interop {
 
+// The model config of the checkpoint a config restores (`hetsim import nemo CONFIG --model FILE`): a .nemo file's
+// model_config.yaml (its keys at the top) or a training config's model section. Empty: none.
+struct NemoBaseModel {
+  absl::string_view yaml;
+  absl::string_view source;
+};
+
 // `request`'s nodes and GPUs per node default to the config's trainer.num_nodes and trainer.devices.
+// With `base_model`, the config's model keys are merged over it, as NeMo-Aligner (load_and_override_model_config)
+// and NeMo's fine-tuning merge a config over its checkpoint's. A NeMo-Aligner DPO config (trainer.dpo) gets
+// Plan.reference_policy with its CPU weight swap, its batch sizes read as sequences (two a pair).
 // A malformed file, a key of the wrong type, an interpolation that cannot be followed, or what the
 // Megatron importer refuses: InvalidArgument naming `source`, the key and the problem.
 absl::StatusOr<MegatronImport> ImportNemo(absl::string_view yaml_text, const hetsim::v1::Cluster& cluster,
-                                          const MegatronImportRequest& request, absl::string_view source);
+                                          const MegatronImportRequest& request, absl::string_view source,
+                                          const NemoBaseModel& base_model = {});
 
 }  // namespace hetsim::interop
 

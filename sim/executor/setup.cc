@@ -536,9 +536,11 @@ absl::StatusOr<PricedGroup> PriceOnIsland(const ExecutionSetup& setup, int32_t i
   HETSIM_ASSIGN_OR_RETURN(out.cost, workload::ComputeStageCost(*setup.model, config, compute, where));
   HETSIM_RETURN_IF_ERROR(CheckIterationFits(out.cost, setup.spec.plan.microbatches, gpu_spec, compute, where));
   // Unscale (FP16), gradient norm and Adam over this GPU's shard of the states (and DeepSpeed 0.3.x's FP16
-  // passes when the plan names them), then the iteration's host work.
+  // passes when the plan names them), then the iteration's host work; and a DPO reference model's weight
+  // swap, once a step with the GPU idle (Plan.reference_policy.cpu_weight_swap).
   out.optimizer_time =
-      SecondsToTime(workload::OptimizerStepSeconds(out.cost.optimizer_shard, setup.model->dtype(), compute, config));
+      SecondsToTime(workload::OptimizerStepSeconds(out.cost.optimizer_shard, setup.model->dtype(), compute, config)) +
+      out.cost.reference_swap_time;
   return PricedGroup{std::move(out), std::move(compute)};
 }
 

@@ -83,6 +83,7 @@ absl::StatusOr<GpuCompute> GpuCompute::Create(const spec::GpuSpec& gpu, spec::DT
   g.unfused_softmax_speed_ = gpu.unfused_softmax_speed;
   g.host_fill_bytes_per_s_ = gpu.host_fill_bytes_per_s;
   g.pageable_h2d_bytes_per_s_ = gpu.pageable_h2d_bytes_per_s;
+  g.pinned_copy_bytes_per_s_ = gpu.pinned_copy_bytes_per_s;
   return g;
 }
 

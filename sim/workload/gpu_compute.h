@@ -87,10 +87,12 @@ class GpuCompute {
   double UnfusedSoftmaxExtraSeconds(double bytes) const;
   // CUDA compute capability of the GPU type's preset (90: Hopper), 0 without one (spec::GpuSpec).
   int compute_capability() const { return compute_capability_; }
-  // The host's rates around this GPU (ComputeEfficiency.host_fill_gbytes_per_s, pageable_h2d_gbytes_per_s),
-  // bytes/s: one thread's zero fill and a pageable copy to the GPU; 0 when not priced or on ideal hardware.
+  // The host's rates around this GPU (ComputeEfficiency.host_fill_gbytes_per_s, pageable_h2d_gbytes_per_s,
+  // pinned_copy_gbytes_per_s), bytes/s: one thread's zero fill, a pageable copy to the GPU and a pinned copy
+  // either way; 0 when not priced or on ideal hardware.
   double host_fill_bytes_per_s() const { return host_fill_bytes_per_s_; }
   double pageable_h2d_bytes_per_s() const { return pageable_h2d_bytes_per_s_; }
+  double pinned_copy_bytes_per_s() const { return pinned_copy_bytes_per_s_; }
 
  private:
   GpuCompute() = default;
@@ -113,6 +115,7 @@ class GpuCompute {
   int compute_capability_ = 0;
   double host_fill_bytes_per_s_ = 0;
   double pageable_h2d_bytes_per_s_ = 0;
+  double pinned_copy_bytes_per_s_ = 0;
   std::shared_ptr<const GpuCompute> sixteen_bit_;  // FP8 only
 };
 

@@ -630,9 +630,10 @@ int GroupSize(CollectiveGroup group, const StageConfig& c) {
 }
 
 // How many times the layer's forward runs (Plan.block_forward_passes): a transformer block's (a recomputable
-// layer's) that many times, every other layer's once.
+// layer's) that many times, every other layer's once; and once more, every layer's, for the reference model
+// of preference training (Plan.reference_policy: its forward over the same microbatch, nothing kept).
 int ForwardPasses(const LayerCost& layer, const StageConfig& c) {
-  return layer.recomputable ? std::max(1, c.block_forward_passes) : 1;
+  return (layer.recomputable ? std::max(1, c.block_forward_passes) : 1) + (c.reference_forward ? 1 : 0);
 }
 
 // Whether torchtitan's per-op policy recomputes the layer (Plan.op_selective_recompute on a selective stage).
@@ -898,6 +899,11 @@ void FinishStageCost(const ModelCost& model, const StageConfig& c, const GpuComp
 }
 
 }  // namespace
+
+double ReferenceSwapSeconds(double weight_bytes, const GpuCompute& gpu) {
+  constexpr int kCopies = 3;  // the policy's weights out, the reference's in, the policy's back in
+  return gpu.pinned_copy_bytes_per_s() > 0 ? kCopies * weight_bytes / gpu.pinned_copy_bytes_per_s() : 0;
+}
 
 double DenseParamsPerGpu(const LayerCost& layer, double tp) {
   const double replicated = static_cast<double>(layer.tp_replicated_param_count);
@@ -1168,6 +1174,15 @@ absl::StatusOr<StageCost> ComputeStageCost(const ModelCost& model, const StageCo
   }
 
   FinishStageCost(model, c, gpu, s, forward_s, backward_s, dense_params, expert_params, &cost);
+  if (c.reference_forward) {
+    // The reference's weights are the policy's shape, in the model's element type, sharded as the policy's.
+    const auto weights = static_cast<double>(cost.memory.param_bytes);
+    if (c.reference_weight_swap) {
+      cost.reference_swap_time = SecondsToTime(ReferenceSwapSeconds(weights, gpu));
+    } else {
+      cost.memory.reference_param_bytes = cost.memory.param_bytes;
+    }
+  }
   cost.memory.activation_bytes_per_microbatch = RoundUpBytes(activation);
   cost.memory.recompute_working_bytes = RoundUpBytes(working);
   // A measured backward stands for the modelled one: its weight gradients scale with it.

@@ -38,7 +38,8 @@ namespace hetsim::workload {
 // torchtitan's per-op selective recompute (Gemm::op_sac_recomputed), torchao's dynamic FP8 casts,
 // PyTorch's async TP (forward-only micro-pipelining, no SMs held), repeated K/V
 // (LayerCost::repeated_kv_bytes_per_sample), Megatron's unfused kernels (LayerCost::unfused),
-// each block's forward run block_forward_passes times), priced at a micro-batch point
+// each block's forward run block_forward_passes times, and every layer's once more for a DPO reference model),
+// priced at a micro-batch point
 // (spec::MicroBatchPoint: the plan's micro-batch size and CP degree, or a point of the planner's search).
 // Every field is the spec's: the stage's parallelism and layer range, the point, the switches.
 struct StageConfig : spec::StageParallelism, spec::LayerRange, spec::MicroBatchPoint, spec::CostSwitches {};
@@ -173,13 +174,16 @@ struct StageMemory {
   int64_t activation_bytes_per_microbatch = 0;
   // Extra working memory of a backward under full recompute: one layer's full activations.
   int64_t recompute_working_bytes = 0;
+  // A frozen reference model's weights kept on the GPU (Plan.reference_policy without its weight swap).
+  int64_t reference_param_bytes = 0;
 
-  int64_t ModelStateBytes() const { return param_bytes + grad_bytes + optimizer_bytes; }
+  int64_t ModelStateBytes() const { return param_bytes + grad_bytes + optimizer_bytes + reference_param_bytes; }
   // Adds `other`'s weights, gradients and optimizer states (one more range or expert block held).
   StageMemory& AddModelStates(const StageMemory& other) {
     param_bytes += other.param_bytes;
     grad_bytes += other.grad_bytes;
     optimizer_bytes += other.optimizer_bytes;
+    reference_param_bytes += other.reference_param_bytes;
     return *this;
   }
   // Peak with `in_flight` microbatches' activations alive (from the schedule).
@@ -236,7 +240,15 @@ struct StageCost {
   std::vector<double> layer_column_weight_grad_s;
 
   StageMemory memory;
+  // Plan.reference_policy's weight swap, once an iteration on each GPU of the stage (ReferenceSwapSeconds).
+  Time reference_swap_time = 0;
 };
+
+// NeMo-Aligner's cpu_weight_swap around the reference model's forward (Plan.reference_policy.cpu_weight_swap),
+// once a step: swap_dict copies the GPU's `weight_bytes` of policy weights to the host, loads the reference's
+// in, and after the forward pass loads the policy's back: one device-to-host and two host-to-device copies,
+// one after another with the GPU idle, at the GPU type's pinned copy rate; 0 when that rate is not set.
+double ReferenceSwapSeconds(double weight_bytes, const GpuCompute& gpu);
 
 // Plan.tp_backward_overlap: each layer's asynchronous input-gradient reductions (`reductions`: the
 // model layer and the time of each async_backward collective of the backward) run under that layer's

@@ -171,6 +171,20 @@ void AddUnfusedBiasDropoutAdd(LayerCost& layer, double bytes_per_element, double
   layer.unfused.bias_dropout_add += {.bytes_replicated_per_sample = 4 * bytes_per_element * elements, .kernels = 2};
 }
 
+// Megatron-Core's qk_layernorm (Transformer.qk_layernorm): a LayerNorm of head_dim channels over each head's Q
+// and each KV head's K (attention.py, get_query_key_value_tensors), one fused kernel each (read, write), on the
+// heads of the rank's TP shard; its input kept for the backward; scale and bias of head_dim each per norm,
+// every TP rank holding them whole.
+void AddQkLayerNorm(LayerCost& layer, const Shape& x) {
+  const double width = x.q_h + x.kv_h;  // Q's and K's channels a token, over the heads
+  layer.memory_bytes_sharded_per_sample += 2 * x.B * x.s * width;
+  layer.memory_kernels += 2;
+  layer.activation.tp_sharded += x.B * x.s * width;
+  const double params = 2 * 2 * x.d;  // two norms, a scale and a bias of head_dim each
+  layer.param_count += static_cast<uint64_t>(params);
+  layer.tp_replicated_param_count += static_cast<uint64_t>(params);
+}
+
 }  // namespace
 
 LayerCost EmbeddingLayer(const spec::TransformerSpec& t, int element_bytes) {
@@ -319,6 +333,7 @@ LayerCost AttentionSublayer(const spec::TransformerSpec& t, int element_bytes, i
   layer.output_bytes_per_sample = B * s * h;
   layer.kv_bytes_per_sample = B * s * (p.kept_k + p.kept_v);
   layer.repeated_kv_bytes_per_sample = t.mla ? layer.kv_bytes_per_sample : B * s * 2 * x.q_h;
+  if (t.qk_layernorm && !t.mla) AddQkLayerNorm(layer, x);
   layer.query_bytes_per_sample = B * s * p.qk;
   layer.context_bytes_per_sample = B * s * p.v;
   // MLA gathers (and in the backward reduces) its latents, which the up projections take, not h.

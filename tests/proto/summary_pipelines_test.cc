@@ -45,3 +45,20 @@ TEST_CASE("check's summary of a plan of pipelines says what each layer range sha
 }
 
 }  // namespace
+
+TEST_CASE("check's summary names a DPO reference model and where its weights live", "[summary]") {
+  hetsim::proto::PlanInputs in;
+  REQUIRE(google::protobuf::TextFormat::ParseFromString(
+      "name: \"dpo\" global_batch_size: 16 micro_batch_size: 2 schedule: ONE_F_ONE_B "
+      "stages { num_layers: 6 mesh { island: \"a100\" node_count: 1 gpus_per_node: 2 } tensor_parallel: 2 }",
+      &in.plan));
+  in.plan_path = "p.pbtxt";
+  in.microbatches = 8;
+  CHECK(hetsim::proto::SummarizePlan(in).find("DPO reference model") == std::string::npos);
+  in.plan.mutable_reference_policy()->set_cpu_weight_swap(true);
+  CHECK(hetsim::proto::SummarizePlan(in).find("its weights swapped in from host memory each step") !=
+        std::string::npos);
+  in.plan.mutable_reference_policy()->set_cpu_weight_swap(false);
+  CHECK(hetsim::proto::SummarizePlan(in).find("DPO reference model: its forward once more a microbatch, its weights "
+                                              "on the GPU") != std::string::npos);
+}

@@ -5,6 +5,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <utility>
+
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "proto/gpu_presets.h"
@@ -103,6 +105,26 @@ inline workload::StageCost StageCostOk(const workload::ModelCost& model, const w
   auto cost = workload::ComputeStageCost(model, c, gpu, "plan");
   REQUIRE(cost.ok());
   return *std::move(cost);
+}
+
+// How many forward collective calls a stage makes a microbatch (each entry's count).
+inline int ForwardCollectiveCalls(const workload::StageCost& cost) {
+  int calls = 0;
+  for (const workload::StageCollective& sc : cost.forward_collectives) calls += sc.count;
+  return calls;
+}
+
+// A preset's GPU type with `set` applied to its efficiency fields, its compute for `dtype`; the test fails if it
+// does not resolve.
+template <typename SetEfficiency>
+workload::GpuCompute PresetComputeWith(const char* preset, v1::DType dtype, SetEfficiency set) {
+  v1::GpuType g;
+  g.set_preset(preset);
+  REQUIRE(proto::ApplyGpuPreset(&g, "c", "gpu").ok());
+  set(*g.mutable_efficiency());
+  auto c = GpuComputeOf(g, dtype, "c", false);
+  REQUIRE(c.ok());
+  return *std::move(c);
 }
 
 // The AMP tests' stage (GPT-2 345M's layers [first, first + count)): micro-batch 1, TP 2, each block's

@@ -268,7 +268,7 @@ const std::vector<CorpusCase> kCorpus = {
     {"nemo_megatron_griffin_config.yaml", 0, 0, 0, 0, k1F1B, 0, kNone, "name: megatron_griffin: NeMo's Griffin"},
     {"nemo_megatron_ul2_config.yaml", 0, 0, 0, 0, k1F1B, 0, kNone, "name: megatron_ul2: NeMo's UL2"},
     {"nemo_megatron_gpt_finetuning_config.yaml", 0, 0, 0, 0, k1F1B, 0, kNone,
-     "a NeMo fine-tuning config, whose model is the checkpoint at model.restore_from_path"},
+     "a NeMo fine-tuning config, whose model is the checkpoint's at model.restore_from_path"},
     {"trl_alst_ulysses_4gpu.yaml", 0, 0, 0, 0, k1F1B, 0, kNone, "an Accelerate config (distributed_type: DEEPSPEED)"},
     {"trl_context_parallel_2gpu.yaml", 0, 0, 0, 0, k1F1B, 0, kNone, "an Accelerate config (distributed_type: FSDP)"},
     {"trl_deepspeed_zero2.yaml", 0, 0, 0, 0, k1F1B, 0, kNone, "an Accelerate config (distributed_type: DEEPSPEED)"},
@@ -463,8 +463,12 @@ const std::vector<CorpusCase> kCorpus = {
     {"torchtitan-2026-02_transformers_backend_debug_model.toml", 1, 0, 0, 0, k1F1B, 0, kNone,
      "model.name: \"transformers_modeling_backend\""},
     {"torchtitan-2026-02_flux_schnell_model.toml", 1, 0, 0, 0, k1F1B, 0, kNone, "model.name: \"flux\""},
+    // Session 43: priced over its checkpoint's model config given with --model ("NeMo-Aligner's DPO" below).
+    // Session 43: NeMo-Aligner's own DPO test runs train_gpt_dpo.py by Hydra (--config-name gpt_dpo, overrides).
+    {"nemo-aligner_functional_dpo.sh", 0, 0, 0, 0, k1F1B, 0, kNone,
+     "train_gpt_dpo.py runs with Hydra's --config-name gpt_dpo and key=value overrides, not Megatron's flags"},
     {"nemo-aligner_gpt_dpo.yaml", 0, 0, 0, 0, k1F1B, 0, kNone,
-     "trainer.dpo: NeMo-Aligner's DPO, whose every step also runs the frozen reference policy forward"},
+     "a NeMo-Aligner config, whose model is the checkpoint's at pretrained_checkpoint.restore_from_path (null)"},
     {"megatron-lm_sc21_run_figure_13.sh", 0, 0, 0, 0, k1F1B, 0, kNone, "SBATCH.sh, which hetsim does not follow"},
     {"megatron-lm_nvlm_pretrain_qwen20_72b_internvit_6b.sh", 0, 0, 0, 0, k1F1B, 0, kNone,
      "examples/multimodal/train.py is run inside the branches of that if"},
@@ -1086,6 +1090,41 @@ TEST_CASE("import: `: \"${VAR:=x}\"` sets a launch script's default", "[interop]
   CHECK_THAT(std::string(unset.status().message()),
              Catch::Contains("--tensor-model-parallel-size: \"$TP\" is not a positive whole number") &&
                  Catch::Contains("TP is not set in the script"));
+}
+
+// NeMo-Aligner's DPO config (examples/nlp/gpt/conf/gpt_dpo.yaml) over the model config of the checkpoint it restores,
+// here the NeMo launcher's Llama 3 8B (--model): train_gpt_dpo.py merges the DPO config's model keys over the
+// checkpoint's (load_and_override_model_config). By hand from the two files: the shape is the launcher's (32 layers
+// of 4096, TP 1, CP 2), the batch the DPO config's (64 pairs, micro-batch 1 pair: 128 and 2 sequences) on its 8
+// nodes of 8 GPUs (DP 64 / CP 2 = 32); its optim.overlap_grad_sync False over the launcher's overlap_param_sync
+// true (Apex's DistributedFusedAdam gathers overlapped alone).
+TEST_CASE("import: NeMo-Aligner's DPO config over its checkpoint's model config", "[interop][corpus]") {
+  const std::filesystem::path dpo = hetsim::testing::CorpusFile(kLaunchCorpus, "nemo-aligner_gpt_dpo.yaml");
+  const std::filesystem::path base = hetsim::testing::CorpusFile(kLaunchCorpus, "nemo-launcher_llama3_8b.yaml");
+  const std::string base_text = hetsim::testing::ImportTestText(base.string());
+  absl::StatusOr<MegatronImport> r =
+      ImportNemo(hetsim::testing::ImportTestText(dpo.string()), hetsim::testing::ImportTestCluster(), {}, dpo.string(),
+                 NemoBaseModel{base_text, base.string()});
+  INFO((r.ok() ? "" : r.status().message()));
+  REQUIRE(r.ok());
+  const v1::Plan& plan = r->plan;
+  CHECK(plan.model().transformer().num_layers() == 32);
+  CHECK(plan.model().transformer().hidden_size() == 4096);
+  CHECK(plan.stages_size() == 1);
+  CHECK(plan.stages(0).tensor_parallel() == 1);
+  CHECK(plan.context_parallel() == 2);
+  CHECK(plan.stages(0).data_parallel() == 32);
+  CHECK(plan.global_batch_size() == 128);
+  CHECK(plan.micro_batch_size() == 2 * 32);  // 2 sequences a replica
+  CHECK(plan.has_reference_policy());
+  CHECK(plan.reference_policy().cpu_weight_swap());
+  CHECK(plan.overlap_param_gather());
+  CHECK(hetsim::testing::HasImportNote(r->notes, "trainer.dpo: NeMo-Aligner's DPO"));
+  CHECK(hetsim::testing::HasImportNote(r->notes, "overlap_param_sync true with overlap_grad_sync false"));
+  // The launcher's own config alone imports without a reference model, at its own batch.
+  const auto alone = ReadCorpusOk("nemo-launcher_llama3_8b.yaml", 0);
+  CHECK_FALSE(alone.first.has_reference_policy());
+  CHECK(alone.first.global_batch_size() == 2048);
 }
 
 }  // namespace

@@ -1381,5 +1381,71 @@ TEST_CASE("MoE: the Model Zoo's shared-expert overlap, fused permutation and pre
   CHECK_FALSE(HasNote(m, "unknown"));
 }
 
+// A small GPT line on one node of 8 GPUs (DP 8 at TP 1), micro-batch 2 per replica, sequence 2048, BF16.
+const std::string kSmallGptLine =
+    "torchrun --nproc_per_node 8 --nnodes 1 pretrain_gpt.py --num-layers 2 --hidden-size 1024 "
+    "--num-attention-heads 16 --seq-length 2048 --max-position-embeddings 2048 --micro-batch-size 2 "
+    "--global-batch-size 16 --vocab-size 50257 --bf16";
+
+// Transformer Engine's switches read from the launch's environment (TE d0067d0: softmax.py's
+// NVTE_MASKED_SOFTMAX_FUSION, get_attention_backend's NVTE_FLASH_ATTN and NVTE_FUSED_ATTN, each "1" unset):
+// exported, set before the launcher, or set by `env`; a plain assignment does not reach the launch.
+TEST_CASE("import: NVTE_* switches of the launch's environment act as the flags do", "[interop]") {
+  const v1::Cluster cluster = ExampleCluster("a100-512");
+  // TP 2 on 8 GPUs: 8 heads per rank at micro-batch 2, sequence 2048: TE's fused softmax runs by its shapes.
+  const std::string launch = kSmallGptLine + " --tensor-model-parallel-size 2";
+  const std::string unfused = launch + " --attention-backend unfused";
+  const auto masked = [](const MegatronImport& m) { return m.plan.unfused_kernels().masked_softmax(); };
+  CHECK_FALSE(masked(ImportOk(unfused, cluster)));
+  MegatronImport m = ImportOk("export NVTE_MASKED_SOFTMAX_FUSION=0\n" + unfused, cluster);
+  CHECK(masked(m));
+  CHECK(HasNote(m, "NVTE_MASKED_SOFTMAX_FUSION=0 in the launch's environment: Transformer Engine's unfused"));
+  CHECK(masked(ImportOk("NVTE_MASKED_SOFTMAX_FUSION=0 " + unfused, cluster)));
+  CHECK(masked(ImportOk("env NVTE_MASKED_SOFTMAX_FUSION=0 " + unfused, cluster)));
+  CHECK(masked(ImportOk("NVTE_MASKED_SOFTMAX_FUSION=0\nexport NVTE_MASKED_SOFTMAX_FUSION\n" + unfused, cluster)));
+  CHECK_FALSE(masked(ImportOk("NVTE_MASKED_SOFTMAX_FUSION=0\n" + unfused, cluster)));  // not exported
+  CHECK_FALSE(masked(ImportOk("export NVTE_MASKED_SOFTMAX_FUSION=1\n" + unfused, cluster)));
+  // Megatron's local layers follow --no-masked-softmax-fusion, not the variable; flash attention has no scores.
+  m = ImportOk("export NVTE_MASKED_SOFTMAX_FUSION=0\n" + launch + " --transformer-impl local", cluster);
+  CHECK_FALSE(masked(m));
+  CHECK(HasNote(m, "no effect: NVTE_MASKED_SOFTMAX_FUSION=0 in the launch's environment (only Transformer"));
+  m = ImportOk("export NVTE_MASKED_SOFTMAX_FUSION=0\n" + launch, cluster);
+  CHECK(m.model.transformer().attention() == v1::ATTENTION_FLASH);
+  CHECK_FALSE(masked(m));
+  // Both of TE's fused backends off: its unfused attention, under the default backend (auto).
+  m = ImportOk("export NVTE_FLASH_ATTN=0 NVTE_FUSED_ATTN=0\n" + launch, cluster);
+  CHECK(m.model.transformer().attention() == v1::ATTENTION_UNFUSED);
+  CHECK(HasNote(m, "NVTE_FLASH_ATTN=0 and NVTE_FUSED_ATTN=0 in the launch's environment"));
+  CHECK(ImportOk("export NVTE_FLASH_ATTN=0\n" + launch, cluster).model.transformer().attention() ==
+        v1::ATTENTION_FLASH);
+  CHECK(ImportOk("export NVTE_FLASH_ATTN=0 NVTE_FUSED_ATTN=0\n" + launch + " --attention-backend flash", cluster)
+            .model.transformer()
+            .attention() == v1::ATTENTION_FLASH);
+}
+
+// Megatron-Core's --qk-layernorm is Transformer.qk_layernorm, and export writes it back.
+TEST_CASE("import: --qk-layernorm is the model's norm over each head's Q and K", "[interop]") {
+  const v1::Cluster cluster = ExampleCluster("a100-512");
+  const std::string launch = kSmallGptLine;
+  CHECK_FALSE(ImportOk(launch, cluster).model.transformer().qk_layernorm());
+  const MegatronImport m = ImportRoundTrip(launch + " --qk-layernorm", cluster);
+  CHECK(m.model.transformer().qk_layernorm());
+  CHECK_FALSE(HasNote(m, "qk-layernorm"));
+}
+
+// --disable-bias-linear leaves the GeLU alone: --no-bias-gelu-fusion has no bias add to run apart (mlp.py), so no
+// unfused bias-activation row; a SwiGLU line's SiLU and product apart are still priced as that row.
+TEST_CASE("import: --no-bias-gelu-fusion without linear biases runs no pass apart", "[interop]") {
+  const v1::Cluster cluster = ExampleCluster("a100-512");
+  const std::string launch = kSmallGptLine;
+  CHECK(ImportOk(launch + " --no-bias-gelu-fusion", cluster).plan.unfused_kernels().bias_activation());
+  const MegatronImport m = ImportOk(launch + " --no-bias-gelu-fusion --disable-bias-linear", cluster);
+  CHECK_FALSE(m.plan.unfused_kernels().bias_activation());
+  CHECK(HasNote(m, "no effect: --no-bias-gelu-fusion with --disable-bias-linear"));
+  CHECK(ImportOk(launch + " --swiglu --no-bias-swiglu-fusion --disable-bias-linear", cluster)
+            .plan.unfused_kernels()
+            .bias_activation());
+}
+
 }  // namespace
 }  // namespace hetsim::interop

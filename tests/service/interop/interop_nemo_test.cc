@@ -16,6 +16,7 @@ namespace {
 namespace v1 = hetsim::v1;
 using hetsim::interop::ImportNemo;
 using hetsim::interop::MegatronImportRequest;
+using hetsim::interop::NemoBaseModel;
 
 const std::string kNemoData = std::string(HETSIM_SOURCE_DIR) + "/tests/nemo_data/";
 
@@ -207,4 +208,65 @@ TEST_CASE("import nemo: the moe_* keys of the launcher's Mixtral and Grok-1 conf
   std::string bad = text;
   bad.replace(bad.find("moe_layer_freq: [0"), 18, "moe_layer_freq: [x");
   CHECK_THAT(NemoRefusal(bad), Catch::Contains("model.moe_layer_freq: not a list of whole numbers"));
+}
+
+// NeMo-Aligner's DPO (trainer.dpo): its batch sizes count chosen/rejected pairs, two sequences each; the plan prices
+// the reference policy's forward with NeMo-Aligner's CPU weight swap. By hand: 1 node of 8 GPUs at TP 2, DP 4; a
+// micro-batch of 2 pairs is 4 sequences a replica (16 over DP 4), 8 pairs a step are 16 sequences.
+TEST_CASE("import nemo: NeMo-Aligner's DPO reads pairs as two sequences and prices the reference policy",
+          "[interop][nemo]") {
+  const std::string model =
+      "model:\n  mcore_gpt: true\n  num_layers: 2\n  hidden_size: 256\n  num_attention_heads: 4\n"
+      "  max_position_embeddings: 512\n  encoder_seq_length: 512\n  micro_batch_size: 2\n  global_batch_size: 8\n"
+      "  tensor_model_parallel_size: 2\n  qk_layernorm: true\n";
+  const std::string dpo = "trainer:\n  num_nodes: 1\n  devices: 8\n  dpo:\n    max_steps: 10\n" + model +
+                          "  dpo:\n    log_prob_forward_micro_batch_size: ${model.micro_batch_size}\n";
+  auto imported = ImportNemo(dpo, hetsim::testing::ImportTestCluster(), {}, "dpo.yaml");
+  INFO((imported.ok() ? "" : imported.status().message()));
+  REQUIRE(imported.ok());
+  CHECK(imported->plan.stages(0).tensor_parallel() == 2);
+  CHECK(imported->plan.stages(0).data_parallel() == 4);
+  CHECK(imported->plan.global_batch_size() == 16);
+  CHECK(imported->plan.micro_batch_size() == 16);  // 4 sequences a replica
+  CHECK(imported->plan.reference_policy().cpu_weight_swap());
+  CHECK(imported->plan.model().transformer().qk_layernorm());
+  CHECK(hetsim::testing::HasImportNote(imported->notes, "global_batch_size 8 and micro_batch_size 2 count"));
+  CHECK_FALSE(hetsim::testing::HasImportNote(imported->notes, "log_prob_forward_micro_batch_size"));
+  // A reference forward in other microbatches than the training's is noted.
+  imported = ImportNemo("trainer:\n  num_nodes: 1\n  devices: 8\n  dpo:\n    max_steps: 10\n" + model +
+                            "  dpo:\n    log_prob_forward_micro_batch_size: 1\n",
+                        hetsim::testing::ImportTestCluster(), {}, "dpo.yaml");
+  REQUIRE(imported.ok());
+  CHECK(hetsim::testing::HasImportNote(imported->notes, "not modelled: model.dpo.log_prob_forward_micro_batch_size 1"));
+  // The same config without trainer.dpo is one model's training at its own batch.
+  imported = ImportNemo("trainer:\n  num_nodes: 1\n  devices: 8\n" + model, hetsim::testing::ImportTestCluster(), {},
+                        "sft.yaml");
+  REQUIRE(imported.ok());
+  CHECK_FALSE(imported->plan.has_reference_policy());
+  CHECK(imported->plan.global_batch_size() == 8);
+  // KTO and SPIN are not priced.
+  CHECK_THAT(NemoRefusal("trainer:\n  kto:\n    max_steps: 1\n" + model),
+             Catch::Contains("trainer.kto: NeMo-Aligner's KTO"));
+}
+
+// A NeMo config merged over the checkpoint's model config (--model): the config's keys win, sections merge key by key.
+TEST_CASE("import nemo: a config over its checkpoint's model config", "[interop][nemo]") {
+  const std::string checkpoint =
+      "num_layers: 4\nhidden_size: 512\nnum_attention_heads: 8\nmax_position_embeddings: 1024\n"
+      "encoder_seq_length: 1024\nmicro_batch_size: 4\nglobal_batch_size: 256\nmcore_gpt: true\n"
+      "optim:\n  name: distributed_fused_adam\n  overlap_grad_sync: true\n";
+  const std::string config =
+      "trainer:\n  num_nodes: 1\n  devices: 8\nmodel:\n  micro_batch_size: 1\n"
+      "  global_batch_size: 16\n  optim:\n    lr: 1e-6\n";
+  auto imported = ImportNemo(config, hetsim::testing::ImportTestCluster(), {}, "sft.yaml",
+                             NemoBaseModel{checkpoint, "model_config.yaml"});
+  INFO((imported.ok() ? "" : imported.status().message()));
+  REQUIRE(imported.ok());
+  CHECK(imported->plan.model().transformer().num_layers() == 4);
+  CHECK(imported->plan.model().transformer().hidden_size() == 512);
+  CHECK(imported->plan.global_batch_size() == 16);
+  CHECK(imported->plan.micro_batch_size() == 8);  // 1 a replica over DP 8
+  CHECK(imported->plan.overlap_grad_reduce());    // the checkpoint's optim key, beside the config's lr
+  // Without it the config has no shape.
+  CHECK_THAT(NemoRefusal(config), Catch::Contains("no num_layers or hidden_size"));
 }

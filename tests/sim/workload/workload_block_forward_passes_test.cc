@@ -29,12 +29,6 @@ StageCost CostWith(const Gpt2OnT4& m, int first, int count, int passes) {
   return *std::move(cost);
 }
 
-int ForwardCalls(const StageCost& cost) {
-  int calls = 0;
-  for (const StageCollective& sc : cost.forward_collectives) calls += sc.count;
-  return calls;
-}
-
 }  // namespace
 
 TEST_CASE("block_forward_passes: a block's forward, its FLOPs and its forward TP collectives run again",
@@ -50,8 +44,8 @@ TEST_CASE("block_forward_passes: a block's forward, its FLOPs and its forward TP
   CHECK(twice.memory.activation_bytes_per_microbatch == once.memory.activation_bytes_per_microbatch);
   // Megatron-LM v1.1.5's blocks all-reduce twice a forward at TP 2 (the attention's and the MLP's
   // row-parallel outputs); the second pass does it again. The backward's collectives are the same.
-  CHECK(ForwardCalls(once) == 4);
-  CHECK(ForwardCalls(twice) == 8);
+  CHECK(hetsim::testing::ForwardCollectiveCalls(once) == 4);
+  CHECK(hetsim::testing::ForwardCollectiveCalls(twice) == 8);
   CHECK(twice.backward_collectives.size() == once.backward_collectives.size());
 }
 
@@ -61,6 +55,6 @@ TEST_CASE("block_forward_passes: the embedding and the head run their forward on
     const StageCost once = CostWith(m, first, 1, 1);
     const StageCost twice = CostWith(m, first, 1, 2);
     CHECK(twice.forward_time == once.forward_time);
-    CHECK(ForwardCalls(twice) == ForwardCalls(once));
+    CHECK(hetsim::testing::ForwardCollectiveCalls(twice) == hetsim::testing::ForwardCollectiveCalls(once));
   }
 }

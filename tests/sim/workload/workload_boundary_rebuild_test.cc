@@ -22,17 +22,13 @@ using namespace hetsim::workload;
 // A V100 whose host fills at 50 GB/s, copies pageable memory to the GPU at 10 GB/s and takes 20 us a round
 // trip (or, with `rates` false, prices neither rate).
 GpuCompute RebuildV100(bool rates) {
-  hetsim::v1::GpuType g;
-  g.set_preset("V100-16GB");
-  REQUIRE(hetsim::proto::ApplyGpuPreset(&g, "c", "gpu").ok());
-  g.mutable_efficiency()->set_sync_round_trip_us(20);
-  if (rates) {
-    g.mutable_efficiency()->set_host_fill_gbytes_per_s(50);
-    g.mutable_efficiency()->set_pageable_h2d_gbytes_per_s(10);
-  }
-  auto c = hetsim::testing::GpuComputeOf(g, hetsim::v1::FP16, "c", false);
-  REQUIRE(c.ok());
-  return *std::move(c);
+  return hetsim::testing::PresetComputeWith("V100-16GB", hetsim::v1::FP16, [&](hetsim::v1::ComputeEfficiency& e) {
+    e.set_sync_round_trip_us(20);
+    if (rates) {
+      e.set_host_fill_gbytes_per_s(50);
+      e.set_pageable_h2d_gbytes_per_s(10);
+    }
+  });
 }
 
 StageCost RebuildCostOf(const ModelCost& model, int first, int count, bool rebuild, bool rates = true) {

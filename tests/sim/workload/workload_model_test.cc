@@ -375,3 +375,37 @@ TEST_CASE("model FLOPs per iteration scale with the global batch", "[workload][m
   const ModelCost gpt = Make(Gpt(4, 1024, 16));
   CHECK(gpt.ModelFlopPerIteration(512) == 512 * gpt.ModelFlopPerSample());
 }
+
+// Transformer.qk_layernorm (Megatron-Core's q_layernorm and k_layernorm of head_dim channels): on a GQA block of
+// h 4096, 32 heads of 128, 8 KV heads, 2048 tokens, BF16: Q is 4096 wide and K 1024, 5120 channels a token. The
+// norms read and write them (2 x 2 bytes x 2048 x 5120 = 41,943,040 bytes a sample), in 2 kernels, keep their
+// input (20,971,520 bytes), and hold a scale and a bias of 128 each (512 parameters, on every TP rank).
+TEST_CASE("qk_layernorm: a norm pass over each head's Q and K, its input kept, 4 head_dim parameters",
+          "[workload][model]") {
+  hetsim::v1::Model m = Gpt(2, 4096, 32);
+  m.set_dtype(hetsim::v1::BF16);
+  m.mutable_transformer()->set_num_kv_heads(8);
+  const ModelCost plain = Make(m);
+  m.mutable_transformer()->set_qk_layernorm(true);
+  const ModelCost normed = Make(m);
+  const LayerCost& a = plain.layer(1);
+  const LayerCost& b = normed.layer(1);
+  CHECK(b.param_count - a.param_count == 512);
+  CHECK(b.tp_replicated_param_count - a.tp_replicated_param_count == 512);
+  CHECK(b.memory_bytes_sharded_per_sample - a.memory_bytes_sharded_per_sample == 41943040.0);
+  CHECK(b.memory_kernels - a.memory_kernels == 2);
+  CHECK(b.activation.tp_sharded - a.activation.tp_sharded == 20971520.0);
+  CHECK(b.forward_flop_per_sample == a.forward_flop_per_sample);
+  // Multi-latent attention's norms are its latents', priced with them: no effect.
+  hetsim::v1::Model mla = m;
+  auto* latent = mla.mutable_transformer()->mutable_mla();
+  latent->set_q_lora_rank(1536);
+  latent->set_kv_lora_rank(512);
+  latent->set_qk_head_dim(128);
+  latent->set_qk_pos_emb_head_dim(64);
+  latent->set_v_head_dim(128);
+  mla.mutable_transformer()->set_num_kv_heads(0);
+  const ModelCost mla_normed = Make(mla);
+  mla.mutable_transformer()->set_qk_layernorm(false);
+  CHECK(Make(mla).layer(1).param_count == mla_normed.layer(1).param_count);
+}
