@@ -265,7 +265,9 @@ void ModelFlags(const v1::Model& model, std::vector<std::string>& flags) {
 namespace {
 
 // The flags of the layout inside a stage (every stage has the first one's: CheckStages).
-void StageFlags(const v1::Stage& s0, std::vector<std::string>& flags) {
+// `code_2021`: the plan is 2021's code or runs v2.x's own passes (its FP16 step), so the line takes v2's
+// spelling of full recomputation, the flag by which a line is read as 2021's code (docs/frameworks.md).
+void StageFlags(const v1::Stage& s0, bool code_2021, std::vector<std::string>& flags) {
   auto add = [&flags](std::string f) { flags.push_back(std::move(f)); };
   if (proto::ExpertParallel(s0) > 1) add(absl::StrFormat("--expert-model-parallel-size %d", proto::ExpertParallel(s0)));
   if (proto::ExpertTensorParallel(s0) != proto::TensorParallel(s0)) {
@@ -275,6 +277,8 @@ void StageFlags(const v1::Stage& s0, std::vector<std::string>& flags) {
   if (s0.recompute() == v1::RECOMPUTE_FULL && s0.recompute_num_layers() > 0) {
     add(absl::StrFormat("--recompute-granularity full --recompute-method block --recompute-num-layers %d",
                         s0.recompute_num_layers()));
+  } else if (s0.recompute() == v1::RECOMPUTE_FULL && code_2021) {
+    add("--checkpoint-activations");
   } else if (s0.recompute() == v1::RECOMPUTE_FULL) {
     add("--recompute-granularity full --recompute-method uniform --recompute-num-layers 1");
   }
@@ -424,7 +428,9 @@ absl::StatusOr<MegatronExport> ExportMegatron(const proto::PlanInputs& in) {
     if (plan.cp_comm_type() == v1::CP_COMM_ALL_TO_ALL) add("--cp-comm-type a2a");
   }
   if (!pipeline.flags.empty()) add(pipeline.flags);
-  StageFlags(s0, flags);
+  StageFlags(s0, plan.framework() == v1::MEGATRON_LM_2021 || plan.megatron_v2_fp16_optimizer(), flags);
+  // v2.5's default is its local DDP, whose copies the plan prices; PyTorch's DDP has none.
+  if (plan.megatron_v2_fp16_optimizer() && !plan.megatron_local_ddp_copies()) add("--DDP-impl torch");
   // Megatron reduces --bf16 runs' gradients in FP32 unless told otherwise, and FP16 runs' in FP16.
   const v1::DType dtype = in.model.dtype();
   const bool bf16_run = dtype != v1::FP16 && dtype != v1::FP32 && dtype != v1::TF32;

@@ -1030,6 +1030,9 @@ const char* AssumedDefaults(v1::Framework framework) {
 // framework_off, so the plan runs exactly as the flags say.
 void SetFramework(v1::Framework framework, const v1::Model& model, v1::Plan& plan, std::vector<std::string>& notes) {
   plan.set_framework(framework);
+  // v2.x's layers norm with its own build of apex's FusedLayerNormAffineFunction whatever the flags say
+  // (megatron/model/fused_layer_norm.py; the persistent kernel came in 2022): its backward's extra pass.
+  if (framework == v1::MEGATRON_LM_2021) plan.set_layer_norm_weight_grad_pass(true);
   // Megatron-DeepSpeed's behaviours are its engine's, not flags of the line: its profile applies whole.
   const spec::FrameworkProfile& profile = plan.framework() == v1::MEGATRON_DEEPSPEED
                                               ? spec::ProfileOf(proto::FrameworkOf(plan.framework()))

@@ -4,10 +4,6 @@
 // GPU, at the HBM rate, in the backward; the forward and the GPU's FLOPs are unchanged.
 #include <catch2/catch.hpp>
 
-#include <utility>
-
-#include "proto/gpu_presets.h"
-#include "sim/workload/gpu_compute.h"
 #include "sim/workload/model_cost.h"
 #include "sim/workload/stage_cost.h"
 #include "tests/base/spec/spec_test_util.h"
@@ -17,15 +13,6 @@ namespace {
 
 using namespace hetsim::workload;
 
-GpuCompute V100() {
-  hetsim::v1::GpuType g;
-  g.set_preset("V100-16GB");
-  REQUIRE(hetsim::proto::ApplyGpuPreset(&g, "c", "gpu").ok());
-  auto c = hetsim::testing::GpuComputeOf(g, hetsim::v1::FP16, "c", false);
-  REQUIRE(c.ok());
-  return *std::move(c);
-}
-
 // The V100 preset's achieved HBM rate: 900 GB/s x 0.85.
 constexpr double kHbmBytesPerS = 900e9 * 0.85;
 
@@ -33,9 +20,7 @@ StageCost CostOf(const ModelCost& model, int first, int count, bool accumulate, 
   StageConfig c = hetsim::testing::AmpStageConfig(first, count, 1);  // TP 2
   c.autograd_grad_accumulation = accumulate;
   c.grad_reduce_in_fp32 = fp32_gradients;
-  auto cost = ComputeStageCost(model, c, V100(), "plan");
-  REQUIRE(cost.ok());
-  return *std::move(cost);
+  return hetsim::testing::StageCostOk(model, c, hetsim::testing::PresetComputeOk("V100-16GB", hetsim::v1::FP16));
 }
 
 }  // namespace

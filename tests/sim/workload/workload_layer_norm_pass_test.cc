@@ -5,10 +5,6 @@
 // backward; the forward and the FLOPs are unchanged.
 #include <catch2/catch.hpp>
 
-#include <utility>
-
-#include "proto/gpu_presets.h"
-#include "sim/workload/gpu_compute.h"
 #include "sim/workload/model_cost.h"
 #include "sim/workload/stage_cost.h"
 #include "tests/base/spec/spec_test_util.h"
@@ -17,15 +13,6 @@
 namespace {
 
 using namespace hetsim::workload;
-
-GpuCompute NormPassV100() {
-  hetsim::v1::GpuType g;
-  g.set_preset("V100-16GB");
-  REQUIRE(hetsim::proto::ApplyGpuPreset(&g, "c", "gpu").ok());
-  auto c = hetsim::testing::GpuComputeOf(g, hetsim::v1::FP16, "c", false);
-  REQUIRE(c.ok());
-  return *std::move(c);
-}
 
 // The V100 preset's achieved HBM rate: 900 GB/s x 0.85.
 constexpr double kNormPassHbmBytesPerS = 900e9 * 0.85;
@@ -38,9 +25,7 @@ StageCost NormPassCostOf(const ModelCost& model, int first, int count, bool pass
   c.micro_batch_size = micro_batch;
   c.sequence_parallel = sequence_parallel;
   c.layer_norm_weight_grad_pass = pass;
-  auto cost = ComputeStageCost(model, c, NormPassV100(), "plan");
-  REQUIRE(cost.ok());
-  return *std::move(cost);
+  return hetsim::testing::StageCostOk(model, c, hetsim::testing::PresetComputeOk("V100-16GB", hetsim::v1::FP16));
 }
 
 }  // namespace
