@@ -50,6 +50,11 @@ struct LaunchContext {
   std::map<std::string, std::string> written_files;
   // Transformer Engine's NVTE_* variables in the launch's environment (RenderedLaunch::environment).
   std::map<std::string, std::string> environment;
+  // Whether the environment sets `name` to "0" (Transformer Engine's switches default to "1").
+  bool EnvironmentOff(const std::string& name) const {
+    const auto it = environment.find(name);
+    return it != environment.end() && it->second == "0";
+  }
 };
 
 struct MegatronFlags {

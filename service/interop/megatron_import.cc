@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <map>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -1068,12 +1067,8 @@ void DefaultAttention(const Reader& r, v1::Framework framework, v1::Model& model
   // Transformer Engine's DotProductAttention picks its backend from the environment's NVTE_FLASH_ATTN and
   // NVTE_FUSED_ATTN (each "1" by default; transformer_engine/pytorch/attention/dot_product_attention/utils.py,
   // get_attention_backend): with both "0" only its unfused path is left.
-  const std::map<std::string, std::string>& env = r.flags().launch.environment;
-  const auto off = [&](const char* name) {
-    const auto it = env.find(name);
-    return it != env.end() && it->second == "0";
-  };
-  if (off("NVTE_FLASH_ATTN") && off("NVTE_FUSED_ATTN")) {
+  const LaunchContext& launch = r.flags().launch;
+  if (launch.EnvironmentOff("NVTE_FLASH_ATTN") && launch.EnvironmentOff("NVTE_FUSED_ATTN")) {
     model.mutable_transformer()->set_attention(v1::ATTENTION_UNFUSED);
     notes.push_back(
         "attention: NVTE_FLASH_ATTN=0 and NVTE_FUSED_ATTN=0 in the launch's environment: Transformer Engine runs "
@@ -1388,22 +1383,22 @@ void SetUnfusedKernels(const Reader& r, v1::Framework framework, const Layout& l
   // TE release) and never Megatron's masked_softmax_fusion: TEDotProductAttention does not pass it on.
   const bool te_layers = LineSoftmaxCheck(r, framework) == SoftmaxKernelCheck::kTransformerEngine;
   // TE's FusedScaleMaskSoftmax reads NVTE_MASKED_SOFTMAX_FUSION (softmax.py: bool(int(os.environ.get(..., "1")))).
-  const auto env = r.flags().launch.environment.find("NVTE_MASKED_SOFTMAX_FUSION");
-  const bool te_env_off = env != r.flags().launch.environment.end() && env->second == "0";
-  if (te_env_off && !(te_layers && !flash)) {
+  const bool te_env_off = r.flags().launch.EnvironmentOff("NVTE_MASKED_SOFTMAX_FUSION");
+  const bool te_unfused = te_layers && !flash;  // Transformer Engine's unfused attention writes the scores
+  if (te_env_off && !te_unfused) {
     notes.push_back(
         absl::StrFormat("no effect: NVTE_MASKED_SOFTMAX_FUSION=0 in the launch's environment (%s)",
                         flash ? "flash or fused attention never writes the scores"
                               : "only Transformer Engine's unfused attention reads it; Megatron's own layers follow "
                                 "--no-masked-softmax-fusion"));
   }
-  const bool no_fusion = (r.Has("no-masked-softmax-fusion") && !te_layers) || (te_env_off && te_layers && !flash);
-  if (te_env_off && te_layers && !flash) {
+  const bool no_fusion = (r.Has("no-masked-softmax-fusion") && !te_layers) || (te_env_off && te_unfused);
+  if (te_env_off && te_unfused) {
     notes.push_back(
         "NVTE_MASKED_SOFTMAX_FUSION=0 in the launch's environment: Transformer Engine's unfused attention masks "
         "and softmaxes the scores apart (unfused_kernels.masked_softmax)");
   }
-  if (r.Has("no-masked-softmax-fusion") && te_layers && !flash && !te_env_off) {
+  if (r.Has("no-masked-softmax-fusion") && te_unfused && !te_env_off) {
     notes.push_back(
         "no effect: --no-masked-softmax-fusion (Transformer Engine's unfused attention fuses its softmax unless "
         "NVTE_MASKED_SOFTMAX_FUSION=0 is set in the environment; Megatron's flag reaches only its local layers, "
