@@ -279,6 +279,19 @@ def island(name, node_type, nodes, nic_gbps, network=None):
 # docs/validation.md, "DeepSpeed on AWS (AMP)", has what each moved.
 AMP_G4DN_INTRA_GBPS = 50
 AMP_P3_INTRA_GBPS = 170
+# The fixed cost of one collective on a g4dn.12xlarge (NcclFabric.launch_latency_ns of its node type), from
+# the artifact's own profile of this instance (src/known_cost/gpt2_G4_{1,2,4}.npy: a block's two forwards at
+# micro-batch 1, 5.470, 5.962 and 5.577 ms at TP 1, 2 and 4, the mean of the 24 blocks; at TP > 1 four
+# all-reduces of 2 MiB a block, each between two torch.cuda.synchronize() calls). Take from the TP 2 and TP 4
+# block the TP 1 block's time scaled by hetsim's own ratio of a T4 block's GPU time at that TP to TP 1 (0.554
+# and 0.326: hetsim run with the node's links made free), and a call takes 0.733 and 0.948 ms; less the two
+# round trips (2 x 7.6 us) and hetsim's ring at the 50 Gb/s above without its 8 us launch (432 and 668 us),
+# the fixed part is 286 and 265 us. Nearly the same at both degrees, though a TP 4 ring moves 1.5 times the
+# bytes over three times the steps: a cost per call, not per byte or per step (docs/validation.md, "Session
+# 44"); their mean, 275 us. The p3.8xlarge keeps the preset: its V100 block is host-bound at micro-batch 1
+# (3.92 ms where hetsim prices 1.95), and the same reading gives 0.15-0.45 ms a call depending on how much of
+# its TP 1 time shrinks with TP.
+AMP_G4DN_NCCL_CALL_NS = 275000
 G4DN_NODE = f"""node_types {{
   name: "g4dn.12xlarge"
   gpu_type: "t4"
@@ -286,6 +299,11 @@ G4DN_NODE = f"""node_types {{
   intra_node_fabric: PCIE_TREE
   intra_node_bandwidth_gbps: {AMP_G4DN_INTRA_GBPS}
   intra_node_latency_ns: 2000
+  # A collective's fixed cost on this instance, from the AMP artifact's profile of it
+  # (scripts/gen_validation_amp.py, AMP_G4DN_NCCL_CALL_NS).
+  nccl {{
+    launch_latency_ns: {AMP_G4DN_NCCL_CALL_NS}
+  }}
   pcie {{
     sockets: 1
   }}
