@@ -120,7 +120,10 @@ def model_text(tp):
     num_attention_heads: 16
     seq_length: {SEQ}
     vocab_size: {padded_vocab(tp)}
-    tied_embeddings: true
+    # Untied (session 44): the fork's OPTModelPipe builds the embedding and the head as plain LayerSpecs, the
+    # head (OPTLMHead) with its own ColumnParallelLinear lm_head (megatron/model/opt_model.py): no TiedLayerSpec,
+    # so no ReduceTiedGrads all-reduce, and the head's vocabulary matrix is a parameter of its own.
+    tied_embeddings: false
     granularity: BLOCK
     # The fork's OPTParallelAttention calls no dropout (megatron/model/opt_model.py; the block's hidden
     # dropouts are commented out too).
