@@ -331,6 +331,11 @@ node_types {
   }
 }
 # The Turing nodes on one 25 GbE network (2.86 GB/s measured between nodes at 1 to 8 GPU pairs).
+# nccl.bandwidth_efficiency (session 44): that measurement's share of the line rate, where the ETHERNET preset
+# has 0.80: the artifact's send/recv profile (sailor/providers/network_coeffs_all_homo.json, "inter", the fitted
+# peak of profiling/networking/test_sendrecv.py's NCCL send/recv) reads 2857.7 MB/s for Titan-RTX and RTX-2080,
+# 22.86 Gb/s of 25 (0.914). The 1 GbE node's logged gradient all-reduces (red_grads of N4_D4 and N6_D6, 21.6 and
+# 22.6 s) agree with its own 0.926 once the untied head's matrix is counted (docs/validation.md, session 44).
 islands {
   name: "titan"
   node_type: "titanx8"
@@ -340,6 +345,7 @@ islands {
   nics_per_node: 1
   nic_bandwidth_gbps: 25
   network: "lab"
+  nccl { bandwidth_efficiency: 0.914 }
 }
 islands {
   name: "rtx2080ti"
@@ -350,10 +356,12 @@ islands {
   nics_per_node: 1
   nic_bandwidth_gbps: 25
   network: "lab"
+  nccl { bandwidth_efficiency: 0.914 }
 }
 # The RTX 3090 node on 1 GbE (0.116 GB/s measured at 1 to 8 GPU pairs) on the same switch as the others:
 # one flat network, each node type at its own NIC's rate (session 35; before, made-up 25 Gb/s gateway
-# links of 10 us joined it to the others).
+# links of 10 us joined it to the others). nccl.bandwidth_efficiency (session 44): the same profile's 115.7 MB/s
+# for RTX-3090, 0.926 of 1 Gb/s.
 islands {
   name: "rtx3090"
   node_type: "rtx3090x8"
@@ -363,6 +371,7 @@ islands {
   nics_per_node: 1
   nic_bandwidth_gbps: 1
   network: "lab"
+  nccl { bandwidth_efficiency: 0.926 }
 }
 """
 
