@@ -196,7 +196,10 @@ node_types {
   nccl { bandwidth_efficiency: 0.75 }
 }
 # Slingshot 11: one 200 Gb/s NIC per GPU, RDMA through libfabric (aws-ofi-nccl), as ROCE on a
-# non-blocking fat tree (Alps is a dragonfly).
+# non-blocking fat tree (Alps is a dragonfly). nccl.bandwidth_efficiency (session 44): the artifact's send/recv
+# profile of these nodes (sailor/providers/network_coeffs_all_homo.json, "inter", GH-96: the fitted peak of
+# profiling/networking/test_sendrecv.py's NCCL send/recv between two nodes) reads 22.93 GB/s for one GPU pair and
+# 92.55 GB/s for four, 23.1 GB/s a NIC, 0.925 of the 25 GB/s line rate, where the ROCE preset has 0.965.
 islands {
   name: "clariden"
   node_type: "gh200x4"
@@ -207,6 +210,7 @@ islands {
   nic_bandwidth_gbps: 200
   oversubscription: 1
   nodes_per_leaf: 16
+  nccl { bandwidth_efficiency: 0.925 }
 }
 """
 
