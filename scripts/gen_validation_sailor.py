@@ -19,16 +19,18 @@ states it as tokens/s per GPU (gbs x 2048 / (seconds x GPUs)).
 What the artifact says and what is assumed (docs/validation.md, "Sailor on a lab cluster"):
 - Model: OPT-350M as Sailor runs it (simulations/configs/training_config_opt_350.json and
   ae_scripts/clariden_scripts/run_opt.slurm): Megatron's GPT, 24 layers, hidden 1024, 16 heads,
-  sequence 2048, the GPT-2 vocabulary (50257, padded by Megatron to a multiple of 128 x TP), tied
-  embeddings (GPTModelPipe's TiedLayerSpec). Sailor's 26 "layers" are the embedding, the 24 blocks and
-  the head: hetsim's BLOCK granularity, index for index.
+  sequence 2048, the GPT-2 vocabulary (50257, padded by Megatron to a multiple of 128 x TP), untied
+  embeddings since session 44: the fork's OPTModelPipe (megatron/model/opt_model.py) builds the embedding
+  (OPTEmbeddingPipe) and the head (OPTLMHeadPipe, its own ColumnParallelLinear lm_head) as plain LayerSpecs,
+  no TiedLayerSpec (until then read as GPTModelPipe's). Sailor's 26 "layers" are the embedding, the 24
+  blocks and the head: hetsim's BLOCK granularity, index for index.
 - Precision: FP32. The launch (run_opt.slurm) passes neither --fp16 nor --bf16 (megatron/arguments.py of
   the fork: both store_true), and validate.py calls the simulator with fp16=False.
 - Framework: MEGATRON_DEEPSPEED with its profile's defaults: DeepSpeed's pipeline engine (1F1B), the
   fork's deepspeed/pipe_engine.py with partitioned activations and gradients between stages (the
   config's pipe_partitioned / grad_partitioned defaults), every transfer a rendezvous of its stage pair
   (DeepSpeed's TrainSchedule; the profile's p2p_rendezvous), the data-parallel all-reduce after the last
-  backward (_exec_reduce_grads), the tied embedding's all-reduce (_exec_reduce_tied_grads).
+  backward (_exec_reduce_grads); _exec_reduce_tied_grads finds no tied weight (the model ties none).
   None of the AMP set's v1.1.5 quirks (block_forward_passes, unfused elementwise, ...) applies.
 - Replicas of a stage on different GPU types each take the same micro-batch (the plan has one `mbs`;
   GA_STEPS = gbs / (mbs x dp) in run_opt.slurm): `micro_batch_share` equal, the fast replica waits.

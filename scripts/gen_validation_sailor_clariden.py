@@ -17,7 +17,7 @@ file, the same numbers) and run_opt.slurm the command line.
 What the artifact says and what is assumed (docs/validation.md, "Sailor on Clariden"):
 - Model and framework: as the MIT set (scripts/gen_validation_sailor.py, whose model text this script
   reuses): OPT-350M as Megatron-DeepSpeed's OPTModelPipe builds it (24 blocks, hidden 1024, 16 heads,
-  sequence 2048, GPT-2's vocabulary padded to 128 x TP, tied embeddings), `--model-name OPT`, DeepSpeed's
+  sequence 2048, GPT-2's vocabulary padded to 128 x TP, an untied head), `--model-name OPT`, DeepSpeed's
   pipeline engine (MEGATRON_DEEPSPEED), TRAIN_ITERS 10, `zero_optimization: {}` (ZeRO off).
 - Precision: FP32 parameters, activations and gradients (run_opt.slurm passes neither --fp16 nor --bf16),
   with cuBLAS running the FP32 GEMMs on TF32 tensor cores: the plans say TF32 (4-byte elements, the GEMMs
