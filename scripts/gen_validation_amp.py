@@ -328,13 +328,23 @@ P3_NODE = f"""node_types {{
 # 23.0) and 77.2, 86.5, 82.3 us on a p3.8xlarge (mean 82.0), less the copy's own 4 MiB of HBM traffic at
 # the presets' 85% of the datasheet (15.4 us on the T4's 320 GB/s, 5.5 us on the V100's 900).
 SYNC_ROUND_TRIP_US = {"T4": 7.6, "V100-16GB": 76.5}
+# The T4's sustained memory rate for memory-bound kernels (ComputeEfficiency.hbm_efficiency), from a published
+# measurement of the card: 245.2 of its 320.06 GB/s (0.766) with the GPU_Microbenchmark suite of Jia et al.
+# (github.com/cissieAB/ifarm-gpus, docs/roofline.md); CUDA's bandwidthTest gives a T4 239.6 GB/s device to
+# device (github.com/router-gao/cuda-demo, cuda-samples/02-cuda-bandwidth.md), 0.749. The preset's Volta
+# family value, 0.85, is the V100's. The artifact's own T4 profile is slower still (its FP32 logits cast,
+# layer 29 of gpt2_G4_{1,2,4}.npy, 196-217 GB/s; docs/validation.md, "Session 44"), but holds more than a
+# copy, so the microbenchmark's figure is taken.
+HBM_EFFICIENCY = {"T4": 0.766}
 
 
 def gpu_type(name, preset):
+    hbm = (f"    # Sustained memory rate, a published T4 measurement (scripts/gen_validation_amp.py, HBM_EFFICIENCY).\n"
+           f"    hbm_efficiency: {HBM_EFFICIENCY[preset]}\n" if preset in HBM_EFFICIENCY else "")
     return (f'gpu_types {{\n  name: "{name}"\n  preset: "{preset}"\n'
             "  # The host's round trip through torch.cuda.synchronize(), from the AMP artifact's profile of\n"
             "  # this instance (scripts/gen_validation_amp.py, SYNC_ROUND_TRIP_US).\n"
-            f"  efficiency {{\n    sync_round_trip_us: {SYNC_ROUND_TRIP_US[preset]}\n  }}\n}}\n")
+            f"  efficiency {{\n    sync_round_trip_us: {SYNC_ROUND_TRIP_US[preset]}\n{hbm}  }}\n}}\n")
 
 
 def clusters():
