@@ -32,7 +32,7 @@ constexpr KernelModelValues Family(double max_eff, double hbm, double mma_sync =
 // tokens, mean 1.69), where the GEMM model gives the H100-SXM 989.5 x 0.65 against the A100-80GB's 312 x 0.72,
 // 2.86 times: such a kernel reaches 1.69 / 2.86 = 0.59 of the GEMM model's speed on Hopper. docs/hardware.md.
 constexpr double kHopperMmaSyncSpeed = 1.69 * (312 * 0.72) / (989.5 * 0.65);
-constexpr KernelModelValues kVolta = Family(0.67, 0.85);    // V100 0.80 of peak; Turing T4 shares it
+constexpr KernelModelValues kVolta = Family(0.67, 0.85);    // V100 0.80 of peak; Turing shares it
 constexpr KernelModelValues kGa100 = Family(0.72, 0.85);    // A100: fitted
 constexpr KernelModelValues kGa102 = Family(0.68, 0.85);    // A40 0.82, RTX A6000 0.80; A10 by family
 constexpr KernelModelValues kA10g = Family(0.83, 0.85);     // 0.99 of its GeForce-rate peak
@@ -44,6 +44,10 @@ constexpr KernelModelValues kHopper = Family(0.65, 0.88, kHopperMmaSyncSpeed);  
 constexpr KernelModelValues kH20 = Family(0.80, 0.88);  // 0.96: its compute is capped, not its HBM
 constexpr KernelModelValues kBlackwell = Family(0.60, 0.88);
 constexpr KernelModelValues kCdna = Family(0.60, 0.85);  // MI250X one GCD 0.66-0.77; MI300X by family
+// The T4: Volta's GEMM share; its own memory rate, 245.2 of its 320.06 GB/s with Jia et al.'s GPU_Microbenchmark
+// (github.com/cissieAB/ifarm-gpus, docs/roofline.md), 0.766; CUDA's bandwidthTest gives a T4 239.6 GB/s device to
+// device (0.749). docs/hardware.md.
+constexpr KernelModelValues kT4 = Family(0.67, 0.766);
 
 // One card's datasheet: dense TFLOP/s FP32, TF32, BF16, FP16, FP8 (0: no such mode), memory GiB and
 // GB/s, boost and sustained clock MHz (0: not published / holds its boost clock), SMs (CUs on AMD).
@@ -66,7 +70,7 @@ const std::vector<GpuPreset>& GpuPresets() {
       Preset("V100-16GB", {15.7, 0, 0, 125, 0, 16, 900, 1530, 0, 80}, kVolta, 70),
       Preset("V100-PCIe-32GB", {14, 0, 0, 112, 0, 32, 900, 1380, 0, 80}, kVolta, 70),
       Preset("V100-PCIe-16GB", {14, 0, 0, 112, 0, 16, 900, 1380, 0, 80}, kVolta, 70),
-      Preset("T4", {8.1, 0, 0, 65, 0, 16, 320, 1590, 1340, 40}, kVolta, 75),
+      Preset("T4", {8.1, 0, 0, 65, 0, 16, 320, 1590, 1340, 40}, kT4, 75),
       Preset("TITAN-RTX", {16.3, 0, 0, 130.5, 0, 24, 672, 1770, 0, 72}, kVolta, 75),
       Preset("RTX-2080-Ti", {13.4, 0, 0, 53.8, 0, 11, 616, 1545, 0, 68}, kVolta, 75),
       Preset("A100-40GB", {19.5, 156, 312, 312, 0, 40, 1555, 1410, 0, 108}, kGa100, 80),

@@ -170,6 +170,10 @@ TEST_CASE("a power-capped T4 runs every dtype at its sustained clock, applied on
   const hetsim::workload::GemmShape s{8192, 8192, 8192};
   const double tile_s = 2.0 * 256 * 128 * (8192 + 64) / (65e12 * fraction * 0.67 / 40);
   CHECK(gpu->GemmSeconds(s) == Approx(52 * tile_s + 2e-6).epsilon(1e-9));
+  // Its memory-bound kernels run at its own measured rate, not the clock's: 245.2 of 320.06 GB/s with
+  // GPU_Microbenchmark (github.com/cissieAB/ifarm-gpus, docs/roofline.md), 0.766 of the datasheet's 320 GB/s,
+  // so 1 GB takes 1e9 / (320e9 x 0.766) = 1e9 / 245.12e9 = 4.080 ms (V100's 0.85 would give 3.676 ms).
+  CHECK(gpu->MemorySeconds(1e9) == Approx(1e9 / 245.12e9).epsilon(1e-9));
   // A file's own fraction wins over the preset's; 0 means the boost clock.
   GpuType held;
   held.set_preset("T4");
