@@ -187,6 +187,30 @@ TEST_CASE("sweep page: OOM and failed points as such, categories as categories, 
   CHECK(html.find("<td class=\"long\" title=\"" + long_message) != std::string::npos);
 }
 
+TEST_CASE("sweep page: idle GPUs that reshape the fabric by parts in 10^4 still move no result", "[report]") {
+  // Issue 41: the bundled 512-GPU plan with its H100 island grown from 32 to 40 nodes runs 2957.31,
+  // 2957.29, 2957.05 ms with a bubble of 21.540%, 21.540%, 21.570% (a fat tree of more switches); the page
+  // must still say the plan cannot use them. 2957.05 is 0.0088% under 2957.31 and the bubble moves 0.03
+  // points, both under 0.1 (percent of a value, points of a share); 10.02 against 10 is 0.2%, a bubble of
+  // 0.217 against 0.215 is 0.2 points: both over it.
+  const std::string header =
+      "point,cluster.islands[1].node_count,iteration_time_ms,bubble_ratio,num_gpus,status,message";
+  auto idle = hetsim::traces::html::ParseSweepCsv(
+      header + "\n0,32,2957.31,0.21540,512,ok,\n1,36,2957.29,0.21540,512,ok,\n2,40,2957.05,0.21570,512,ok,\n", "s.csv");
+  REQUIRE(idle.ok());
+  CHECK(hetsim::traces::html::SweepReportHtml(*idle, "s.pbtxt")
+            .find("No result changes with cluster.islands[1].node_count (none by more than 0.1%)") !=
+        std::string::npos);
+  for (const std::string rows :
+       {"\n0,32,10,0.2,512,ok,\n1,36,10.02,0.2,512,ok,\n", "\n0,32,10,0.215,512,ok,\n1,36,10,0.217,512,ok,\n",
+        // A text cell that differs (the status, a message) is a change.
+        "\n0,32,10,0.2,512,ok,\n1,36,10,0.2,512,oom,x\n"}) {
+    auto used = hetsim::traces::html::ParseSweepCsv(header + rows, "s.csv");
+    REQUIRE(used.ok());
+    CHECK(hetsim::traces::html::SweepReportHtml(*used, "s.pbtxt").find("No result changes") == std::string::npos);
+  }
+}
+
 TEST_CASE("sweep page: the GPUs' memory capacity is a dashed line on the peak-memory chart", "[report]") {
   // Issue 41: a capacity line on memory charts. One capacity for every point: one flat line, named with it.
   const std::string header =
