@@ -103,8 +103,8 @@ AxisValues SingleLine() {
 }
 
 // The GPUs' memory capacity under the peak-memory chart's points (the rows' memory_capacity_gib): one
-// flat line when every point has the same, else one line per line of points; none in rows written
-// before the column existed.
+// flat line when every point has the same, else one line per line of points (a step on categories);
+// none in rows written before the column existed.
 std::vector<Series> CapacityLines(const SweepTable& t, const std::vector<const std::vector<std::string>*>& rows,
                                   const AxisValues& x_axis, int line_col) {
   const int capacity = ColumnOf(t, "memory_capacity_gib");
@@ -127,10 +127,13 @@ std::vector<Series> CapacityLines(const SweepTable& t, const std::vector<const s
                      std::vector<Point>{all.front(), all.back()});
     return out;
   }
+  // Between two categories (GPU presets) nothing lies: a step holds each category's capacity up to the
+  // next tick, where a slope would draw capacities no GPU has.
   for (auto& [line, points] : by_line) {
     std::sort(points.begin(), points.end(), [](const Point& a, const Point& b) { return a.x < b.x; });
     out.emplace_back(line.empty() ? "GPU memory" : absl::StrCat("GPU memory, ", t.axes[1], " = ", line), "#7f7f7f",
-                     SeriesStyle::kDashed, std::move(points));
+                     x_axis.numeric ? SeriesStyle::kDashed : SeriesStyle::kStep, std::move(points),
+                     x_axis.numeric ? "" : "5 3");
   }
   return out;
 }

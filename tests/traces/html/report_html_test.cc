@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
 #include "base/wall_limit.h"
 #include "tests/sim/executor/executor_test_util.h"
 #include "traces/html/page_internal.h"
@@ -226,6 +227,31 @@ TEST_CASE("sweep page: the GPUs' memory capacity is a dashed line on the peak-me
       "s.csv");
   REQUIRE(old.ok());
   CHECK(hetsim::traces::html::SweepReportHtml(*old, "s.pbtxt").find("GPU memory") == std::string::npos);
+}
+
+TEST_CASE("sweep page: on GPU presets the capacity line is a step, each preset's capacity up to the next tick",
+          "[report]") {
+  // Issue 41: A100-40GB then A100-80GB on the x axis. A slope from 40 to 80 GiB would draw capacities no GPU
+  // has; the step's corner sits at the second tick's x with the first preset's 40 GiB: three vertices,
+  // (x0, y40) (x1, y40) (x1, y80).
+  auto t = hetsim::traces::html::ParseSweepCsv(
+      "point,cluster.gpu_types[0].preset,iteration_time_ms,peak_memory_gib,memory_capacity_gib,status,message\n"
+      "0,A100-40GB,9,30,40,ok,\n1,A100-80GB,8,30,80,ok,\n",
+      "s.csv");
+  REQUIRE(t.ok());
+  const std::string html = hetsim::traces::html::SweepReportHtml(*t, "s.pbtxt");
+  const size_t title = html.find("<title>GPU memory</title>");
+  REQUIRE(title != std::string::npos);
+  const size_t start = html.rfind("points=\"", title) + 8;
+  const std::vector<std::string> vertices = absl::StrSplit(html.substr(start, html.find('"', start) - start), ' ');
+  REQUIRE(vertices.size() == 3);
+  const std::vector<std::string> a = absl::StrSplit(vertices[0], ','), b = absl::StrSplit(vertices[1], ','),
+                                 c = absl::StrSplit(vertices[2], ',');
+  CHECK(b[0] == c[0]);  // the corner at the second tick
+  CHECK(b[1] == a[1]);  // with the first preset's capacity
+  CHECK(a[0] != b[0]);
+  CHECK(a[1] != c[1]);
+  CHECK(html.find("stroke-dasharray=\"5 3\"><title>GPU memory</title>") != std::string::npos);
 }
 
 TEST_CASE("sweep page: 20,000 distinct values on two axes draw in linear time, fingerprint as a sentence", "[report]") {
