@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
 #include "base/wall_limit.h"
 #include "tests/sim/executor/executor_test_util.h"
 #include "traces/html/page_internal.h"
@@ -187,6 +188,30 @@ TEST_CASE("sweep page: OOM and failed points as such, categories as categories, 
   CHECK(html.find("<td class=\"long\" title=\"" + long_message) != std::string::npos);
 }
 
+TEST_CASE("sweep page: idle GPUs that reshape the fabric by parts in 10^4 still move no result", "[report]") {
+  // Issue 41: the bundled 512-GPU plan with its H100 island grown from 32 to 40 nodes runs 2957.31,
+  // 2957.29, 2957.05 ms with a bubble of 21.540%, 21.540%, 21.570% (a fat tree of more switches); the page
+  // must still say the plan cannot use them. 2957.05 is 0.0088% under 2957.31 and the bubble moves 0.03
+  // points, both under 0.1 (percent of a value, points of a share); 10.02 against 10 is 0.2%, a bubble of
+  // 0.217 against 0.215 is 0.2 points: both over it.
+  const std::string header =
+      "point,cluster.islands[1].node_count,iteration_time_ms,bubble_ratio,num_gpus,status,message";
+  auto idle = hetsim::traces::html::ParseSweepCsv(
+      header + "\n0,32,2957.31,0.21540,512,ok,\n1,36,2957.29,0.21540,512,ok,\n2,40,2957.05,0.21570,512,ok,\n", "s.csv");
+  REQUIRE(idle.ok());
+  CHECK(hetsim::traces::html::SweepReportHtml(*idle, "s.pbtxt")
+            .find("No result changes with cluster.islands[1].node_count (none by more than 0.1%)") !=
+        std::string::npos);
+  for (const std::string rows :
+       {"\n0,32,10,0.2,512,ok,\n1,36,10.02,0.2,512,ok,\n", "\n0,32,10,0.215,512,ok,\n1,36,10,0.217,512,ok,\n",
+        // A text cell that differs (the status, a message) is a change.
+        "\n0,32,10,0.2,512,ok,\n1,36,10,0.2,512,oom,x\n"}) {
+    auto used = hetsim::traces::html::ParseSweepCsv(header + rows, "s.csv");
+    REQUIRE(used.ok());
+    CHECK(hetsim::traces::html::SweepReportHtml(*used, "s.pbtxt").find("No result changes") == std::string::npos);
+  }
+}
+
 TEST_CASE("sweep page: the GPUs' memory capacity is a dashed line on the peak-memory chart", "[report]") {
   // Issue 41: a capacity line on memory charts. One capacity for every point: one flat line, named with it.
   const std::string header =
@@ -202,6 +227,31 @@ TEST_CASE("sweep page: the GPUs' memory capacity is a dashed line on the peak-me
       "s.csv");
   REQUIRE(old.ok());
   CHECK(hetsim::traces::html::SweepReportHtml(*old, "s.pbtxt").find("GPU memory") == std::string::npos);
+}
+
+TEST_CASE("sweep page: on GPU presets the capacity line is a step, each preset's capacity up to the next tick",
+          "[report]") {
+  // Issue 41: A100-40GB then A100-80GB on the x axis. A slope from 40 to 80 GiB would draw capacities no GPU
+  // has; the step's corner sits at the second tick's x with the first preset's 40 GiB: three vertices,
+  // (x0, y40) (x1, y40) (x1, y80).
+  auto t = hetsim::traces::html::ParseSweepCsv(
+      "point,cluster.gpu_types[0].preset,iteration_time_ms,peak_memory_gib,memory_capacity_gib,status,message\n"
+      "0,A100-40GB,9,30,40,ok,\n1,A100-80GB,8,30,80,ok,\n",
+      "s.csv");
+  REQUIRE(t.ok());
+  const std::string html = hetsim::traces::html::SweepReportHtml(*t, "s.pbtxt");
+  const size_t title = html.find("<title>GPU memory</title>");
+  REQUIRE(title != std::string::npos);
+  const size_t start = html.rfind("points=\"", title) + 8;
+  const std::vector<std::string> vertices = absl::StrSplit(html.substr(start, html.find('"', start) - start), ' ');
+  REQUIRE(vertices.size() == 3);
+  const std::vector<std::string> a = absl::StrSplit(vertices[0], ','), b = absl::StrSplit(vertices[1], ','),
+                                 c = absl::StrSplit(vertices[2], ',');
+  CHECK(b[0] == c[0]);  // the corner at the second tick
+  CHECK(b[1] == a[1]);  // with the first preset's capacity
+  CHECK(a[0] != b[0]);
+  CHECK(a[1] != c[1]);
+  CHECK(html.find("stroke-dasharray=\"5 3\"><title>GPU memory</title>") != std::string::npos);
 }
 
 TEST_CASE("sweep page: 20,000 distinct values on two axes draw in linear time, fingerprint as a sentence", "[report]") {
