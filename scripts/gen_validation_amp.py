@@ -326,9 +326,21 @@ P3_NODE = f"""node_types {{
 # GPT2ModelPipe: lambda x: x[0].transpose(0, 1).contiguous(), timed by DeepSpeed's pipe/module.py from the
 # previous layer's torch.cuda.synchronize() to its own): 24.6, 21.9, 22.6 us on a g4dn.12xlarge (mean
 # 23.0) and 77.2, 86.5, 82.3 us on a p3.8xlarge (mean 82.0), less the copy's own 4 MiB of HBM traffic at
-# the presets' 85% of the datasheet (15.4 us on the T4's 320 GB/s, 5.5 us on the V100's 900). The T4 preset's
-# own 0.766 (session 44) would make its copy 4 MiB / 245.12 GB/s = 17.1 us and its round trip 5.9 us: not redone.
-SYNC_ROUND_TRIP_US = {"T4": 7.6, "V100-16GB": 76.5}
+# each preset's sustained memory rate (proto/gpu_presets.cc: the T4's 0.766 of 320 GB/s = 245.12 GB/s, 17.1 us;
+# the V100's 0.85 of 900 GB/s = 765 GB/s, 5.5 us), so 5.9 us and 76.5 us.
+SYNC_PROFILE_MEAN_US = {"T4": 23.0, "V100-16GB": 82.0}
+# Datasheet HBM GB/s and the preset's hbm_efficiency (proto/gpu_presets.cc, kT4 and kVolta).
+PRESET_MEMORY_RATE = {"T4": (320, 0.766), "V100-16GB": (900, 0.85)}
+TRANSPOSE_COPY_BYTES = 4 * 2**20  # the layer's 4 MiB moved once
+
+
+def sync_round_trip_us(preset):
+    hbm_gbps, efficiency = PRESET_MEMORY_RATE[preset]
+    copy_us = TRANSPOSE_COPY_BYTES / (hbm_gbps * efficiency * 1e3)
+    return round(SYNC_PROFILE_MEAN_US[preset] - copy_us, 1)
+
+
+SYNC_ROUND_TRIP_US = {preset: sync_round_trip_us(preset) for preset in SYNC_PROFILE_MEAN_US}
 # The T4's sustained memory rate for memory-bound kernels is its preset's own (proto/gpu_presets.cc, kT4: 0.766 of
 # 320 GB/s, a published measurement, docs/hardware.md); these clusters set it themselves until session 44 moved it
 # into the preset. The artifact's own T4 profile is slower still (its FP32 logits cast, layer 29 of
