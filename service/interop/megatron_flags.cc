@@ -137,6 +137,8 @@ constexpr NamedFlag kModelledFlags[] = {
     {"untie-embeddings-and-output-weights", 0},
     {"qk-layernorm", 0},  // Transformer.qk_layernorm: a norm over each head's Q and K
     {"use-flash-attn", 0},
+    {"no-persist-layer-norm",
+     0},                       // apex's non-persistent LayerNorm (2022, Core's local spec): its weight-gradient pass
     {"attention-backend", 1},  // Would change the cost; hetsim cannot express them yet (reported, not applied).
     {"overlap-p2p-communication", 0},
     {"no-overlap-p2p-communication", 0},
@@ -343,8 +345,7 @@ constexpr NamedFlag kNoEffectFlags[] = {
     {"rotary-percent", 1},
     {"no-position-embedding", 0},
     {"apply-layernorm-1p", 0},
-    {"no-persist-layer-norm", 0},  // apex's non-persistent LayerNorm kernel: fused all the same
-    {"finetune", 0},               // loads a checkpoint without its optimizer state
+    {"finetune", 0},  // loads a checkpoint without its optimizer state
     {"repeated-dataloader", 0},
     {"fp16-lm-cross-entropy", 0},
     {"calculate-per-token-loss", 0},

@@ -1537,6 +1537,17 @@ absl::StatusOr<MegatronImport> ImportFlags(const MegatronFlags& flags, const v1:
   if (!flags.pytorch_runtime.empty())
     SetAcceleratePyTorchRuntime(flags.pytorch_runtime == "ddp", l.dp, plan, out.notes);
   SetFramework(framework, out.model, plan, out.notes);
+  // Megatron's apex norms (Megatron-LM 2022's legacy model, megatron/model/fused_layer_norm.py; Megatron-Core's
+  // local layer spec, megatron/core/fusions/fused_layer_norm.py) run apex's FusedLayerNormAffineFunction under
+  // --no-persist-layer-norm (apex.contrib's persistent FastLayerNormFN without it), whose backward computes the
+  // weight gradients in a pass of its own. Transformer Engine's norms ignore the flag.
+  if (r.Has("no-persist-layer-norm") &&
+      (plan.framework() == v1::MEGATRON_LM_2022 || r.flags().Value("transformer-impl") == "local")) {
+    plan.set_layer_norm_weight_grad_pass(true);
+    out.notes.push_back(
+        "--no-persist-layer-norm: apex's FusedLayerNormAffineFunction (Megatron's own norm, not Transformer "
+        "Engine's), its weight-gradient pass priced (layer_norm_weight_grad_pass)");
+  }
   DefaultAttention(r, plan.framework(), out.model, out.notes);
   SetUnfusedKernels(r, plan.framework(), l, out.model, plan, out.notes);
   SetAttentionCore(r, plan.framework(), out.model, plan, out.notes);
