@@ -13,6 +13,8 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "base/status_macros.h"
 #include "service/interop/megatron_yaml.h"
@@ -305,7 +307,7 @@ absl::StatusOr<MegatronFlags> WithAccelerateConfig(const MegatronFlags& flags, a
   }
   HETSIM_RETURN_IF_ERROR(FoldProcesses(f, out, source));
   HETSIM_RETURN_IF_ERROR(FoldPrecision(f, out, source));
-  FoldTrainerArguments(out);
+  HETSIM_RETURN_IF_ERROR(FoldTrainerArguments(out));
   return out;
 }
 
@@ -334,11 +336,53 @@ void SetAcceleratePyTorchRuntime(bool ddp, int64_t data_parallel, hetsim::v1::Pl
                         "prefetched) and gradients reduced in the mixed precision's type (Accelerate's reduce_dtype)");
 }
 
+namespace {
+// The Trainer's own runtime under torchrun (TrainingArguments: --fsdp "full_shard auto_wrap", its options
+// full_shard, shard_grad_op, hybrid_shard, no_shard, offload, auto_wrap; transformers' Trainer hands them to
+// Accelerate's FullyShardedDataParallelPlugin): FSDP as an Accelerate config's FULL_SHARD (3) or
+// SHARD_GRAD_OP (2); without --fsdp, DDP over its processes. A line of DeepSpeed's, or one whose Accelerate
+// config set the runtime, is left as it is; so is a line without the Trainer's batch argument (not the Trainer).
+absl::Status FoldTrainerRuntime(MegatronFlags& out) {
+  if (!out.pytorch_runtime.empty() || out.Has("deepspeed") || out.Has("deepspeed_config") ||
+      out.launch.launcher == "deepspeed" || out.launch.launcher == "accelerate" ||
+      !out.Has("per_device_train_batch_size")) {
+    return absl::OkStatus();
+  }
+  if (!out.Has("fsdp")) {
+    out.pytorch_runtime = "ddp";
+    out.launch.notes.push_back("the Trainer's arguments without --fsdp or --deepspeed: PyTorch DDP over its processes");
+    return absl::OkStatus();
+  }
+  const std::string written = absl::StrJoin(out.Values("fsdp"), " ");
+  int stage = -1;
+  for (absl::string_view option : absl::StrSplit(absl::AsciiStrToLower(written), ' ', absl::SkipEmpty())) {
+    if (option == "offload" || option == "hybrid_shard" || option == "_hybrid_shard_zero2") {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("--fsdp %s: the Trainer's FSDP option %s is not modelled (%s)", written, option,
+                          option == "offload" ? "hetsim keeps parameters and gradients in HBM"
+                                              : "replicas of a sharded group, HSDP, are not read"));
+    }
+    if (option == "full_shard") stage = 3;
+    if (option == "shard_grad_op") stage = 2;
+    if (option == "no_shard") stage = 0;
+  }
+  if (stage < 0) return absl::OkStatus();  // --fsdp "" or only auto_wrap: the Trainer does not shard
+  Fold(out, "zero-stage", absl::StrCat(stage));
+  out.pytorch_runtime = "fsdp";
+  std::erase_if(out.unknown, [](const std::string& u) { return absl::StartsWith(u, "--fsdp "); });
+  out.launch.notes.push_back(
+      absl::StrFormat("--fsdp %s: the Trainer's PyTorch FSDP, read as an Accelerate FSDP config's sharding "
+                      "(ZeRO stage %d)",
+                      written, stage));
+  return absl::OkStatus();
+}
+}  // namespace
+
 // The Hugging Face Trainer's batch arguments (TrainingArguments), as Megatron's batch flags; its
 // --gradient_checkpointing (every decoder layer's activations recomputed, Transformers'
 // gradient_checkpointing_enable) as the 2021 --checkpoint-activations; DeepSpeed-Chat's --zero_stage N
 // (applications/DeepSpeed-Chat dschat/utils/ds_utils.py, get_train_ds_config) as --zero-stage.
-void FoldTrainerArguments(MegatronFlags& out) {
+absl::Status FoldTrainerArguments(MegatronFlags& out) {
   const std::tuple<const char*, const char*, const char*> names[] = {
       {"per_device_train_batch_size", "micro-batch-size", "the Trainer's"},
       {"gradient_accumulation_steps", "gradient-accumulation-steps", "the Trainer's"},
@@ -355,14 +399,16 @@ void FoldTrainerArguments(MegatronFlags& out) {
     out.launch.notes.push_back(absl::StrFormat("--%s %s: %s, read as --%s", hf, *v, whose, megatron));
     read(hf);
   }
-  if (!out.Has("gradient_checkpointing")) return;
+  HETSIM_RETURN_IF_ERROR(FoldTrainerRuntime(out));
+  if (!out.Has("gradient_checkpointing")) return absl::OkStatus();
   const std::string v = absl::AsciiStrToLower(out.Value("gradient_checkpointing").value_or("true"));
   read("gradient_checkpointing");
-  if (v != "true" && v != "1") return;
+  if (v != "true" && v != "1") return absl::OkStatus();
   out.flags.try_emplace("checkpoint-activations", FlagValue{{}, 0});
   out.launch.notes.push_back(
       "--gradient_checkpointing: every layer's activations recomputed, read as "
       "--checkpoint-activations");
+  return absl::OkStatus();
 }
 
 }  // namespace hetsim::interop

@@ -40,7 +40,10 @@ void SetAcceleratePyTorchRuntime(bool ddp, int64_t data_parallel, hetsim::v1::Pl
 // The Hugging Face Trainer's --per_device_train_batch_size and --gradient_accumulation_steps (also the
 // names DeepSpeed-Chat's main.py takes) as Megatron's --micro-batch-size and
 // --gradient-accumulation-steps, noted and no longer listed as unknown; a Megatron flag already given wins.
-void FoldTrainerArguments(MegatronFlags& flags);
+// A Trainer line that is neither DeepSpeed's nor an Accelerate config's runs PyTorch's runtime: its --fsdp
+// "full_shard auto_wrap" as an Accelerate FSDP config's sharding (FSDP), else DDP. InvalidArgument for the
+// --fsdp options hetsim does not model (offload, hybrid_shard).
+absl::Status FoldTrainerArguments(MegatronFlags& flags);
 
 }  // namespace hetsim::interop
 

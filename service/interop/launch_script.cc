@@ -655,10 +655,14 @@ absl::StatusOr<Truth> Renderer::RunProgram(const ShellCommand& cmd, size_t first
       !prints && std::any_of(words.begin(), words.end(), [](const std::string& w) { return absl::EndsWith(w, ".py"); });
   if (!launch) {
     ran_program_ = true;
-    // srun ... sh -c "python pretrain_gpt.py ...": the launch is the string the shell runs.
+    // srun ... sh -c "python pretrain_gpt.py ...": the launch is the string the shell runs. NVIDIA Base
+    // Command's bcprun takes its command the same way, after its own options (`bcprun -p 8 --env E -c 'python
+    // main.py ...'`, LLM360's K2 pretrain_65b.sh; -c/--cmd in NGC's bcprun documentation).
+    const bool bcprun = !words.empty() && words[0].substr(words[0].find_last_of('/') + 1) == "bcprun";
     for (size_t k = 1; k + 1 < words.size(); ++k) {
       const std::string& shell = words[k - 1];
-      if (words[k] == "-c" && (absl::EndsWith(shell, "sh") || absl::EndsWith(shell, "bash"))) {
+      const bool shell_c = words[k] == "-c" && (absl::EndsWith(shell, "sh") || absl::EndsWith(shell, "bash"));
+      if (shell_c || (bcprun && (words[k] == "-c" || words[k] == "--cmd"))) {
         HETSIM_RETURN_IF_ERROR(RunText(words[k + 1], cmd.line));
         break;
       }

@@ -431,6 +431,10 @@ absl::StatusOr<MegatronExport> ExportMegatron(const proto::PlanInputs& in) {
   StageFlags(s0, plan.framework() == v1::MEGATRON_LM_2021 || plan.megatron_v2_fp16_optimizer(), flags);
   // v2.5's default is its local DDP, whose copies the plan prices; PyTorch's DDP has none.
   if (plan.megatron_v2_fp16_optimizer() && !plan.megatron_local_ddp_copies()) add("--DDP-impl torch");
+  // Megatron's apex norms (2022's legacy model, Megatron-Core's local spec) run apex's FusedLayerNormAffineFunction,
+  // with its weight-gradient pass, under this flag; 2021's code and Megatron-DeepSpeed's run it whatever the flags say.
+  const bool apex_norm_by_flag = plan.framework() == v1::MEGATRON_LM_2022 || plan.framework() == v1::MEGATRON_CORE;
+  if (apex_norm_by_flag && plan.layer_norm_weight_grad_pass()) add("--no-persist-layer-norm");
   // Megatron reduces --bf16 runs' gradients in FP32 unless told otherwise, and FP16 runs' in FP16.
   const v1::DType dtype = in.model.dtype();
   const bool bf16_run = dtype != v1::FP16 && dtype != v1::FP32 && dtype != v1::TF32;

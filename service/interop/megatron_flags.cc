@@ -137,6 +137,8 @@ constexpr NamedFlag kModelledFlags[] = {
     {"untie-embeddings-and-output-weights", 0},
     {"qk-layernorm", 0},  // Transformer.qk_layernorm: a norm over each head's Q and K
     {"use-flash-attn", 0},
+    {"no-persist-layer-norm",
+     0},                       // apex's non-persistent LayerNorm (2022, Core's local spec): its weight-gradient pass
     {"attention-backend", 1},  // Would change the cost; hetsim cannot express them yet (reported, not applied).
     {"overlap-p2p-communication", 0},
     {"no-overlap-p2p-communication", 0},
@@ -279,6 +281,10 @@ constexpr NamedFlag kNoEffectFlags[] = {
     {"create-moe-param-group", 0},  // the optimizer's parameter groups for the experts
     {"moe-eval-capacity-factor", 1},
     {"tensorboard-queue-size", 1},
+    {"tensorboard-log-interval", 1},
+    // The norm's epsilon (numerics only): --norm-epsilon, --layernorm-epsilon before Megatron-LM's 2023 rename.
+    {"norm-epsilon", 1},
+    {"layernorm-epsilon", 1},
     {"log-timers-to-tensorboard", 0},
     {"log-batch-size-to-tensorboard", 0},
     {"log-validation-ppl-to-tensorboard", 0},
@@ -339,8 +345,7 @@ constexpr NamedFlag kNoEffectFlags[] = {
     {"rotary-percent", 1},
     {"no-position-embedding", 0},
     {"apply-layernorm-1p", 0},
-    {"no-persist-layer-norm", 0},  // apex's non-persistent LayerNorm kernel: fused all the same
-    {"finetune", 0},               // loads a checkpoint without its optimizer state
+    {"finetune", 0},  // loads a checkpoint without its optimizer state
     {"repeated-dataloader", 0},
     {"fp16-lm-cross-entropy", 0},
     {"calculate-per-token-loss", 0},
@@ -567,6 +572,50 @@ std::optional<std::string> NemoLauncherRun(const std::vector<std::string>& words
       *py, config, training.empty() ? "none of training.*" : absl::StrJoin(training, " "));
 }
 
+// Another training script configured by key=value overrides after its name (Hydra's or OmegaConf's: the DPO
+// reference implementation's train.py `model=blank_model loss=dpo batch_size=32`, LLM360's ambersafe/dpo.sh;
+// ChatLearn's `chatlearn_entrypoint.py grpo --config-file X runtime_args.train_global_batch_size=2048`, Pai-
+// Megatron-Patch): its model, layout and batch are the config's those overrides complete, not flags. Why hetsim
+// does not read the line, naming a preference or reinforcement-learning run by its override, or nullopt.
+std::optional<std::string> OverridesRun(const std::vector<std::string>& words) {
+  const auto py =
+      std::find_if(words.begin(), words.end(), [](const std::string& w) { return absl::EndsWith(w, ".py"); });
+  if (py == words.end() || absl::StartsWith(py->substr(py->find_last_of('/') + 1), "pretrain_")) return std::nullopt;
+  // An override's key is a dotted name (`model.name_or_path`, `+trainer.x`, `datasets`), never a path or an
+  // expansion left as written (a flag's value `.../gbs512_g$(nvidia-smi --format=csv)` holds an `=` too).
+  const auto override_key = [](absl::string_view key) {
+    key = absl::StripPrefix(absl::StripPrefix(key, "+"), "~");
+    return !key.empty() && (absl::ascii_isalpha(key[0]) || key[0] == '_') &&
+           std::all_of(key.begin(), key.end(),
+                       [](char c) { return absl::ascii_isalnum(c) || c == '_' || c == '.' || c == '@' || c == '-'; });
+  };
+  std::vector<std::string> overrides;
+  std::string method;  // dpo, grpo, ppo: a bare word (ChatLearn's subcommand) or an override's value
+  for (auto it = py + 1; it != words.end(); ++it) {
+    const size_t eq = it->find('=');
+    const std::string value = absl::AsciiStrToLower(eq == std::string::npos ? *it : it->substr(eq + 1));
+    if (method.empty() && (value == "dpo" || value == "grpo" || value == "ppo")) method = value;
+    if (eq == std::string::npos || !override_key(absl::string_view(*it).substr(0, eq))) continue;
+    overrides.push_back(*it);
+  }
+  if (overrides.size() < 2) return std::nullopt;  // one `a=b` may be a flag's value
+  const std::string shown =
+      absl::StrJoin(overrides.begin(), overrides.begin() + std::min<size_t>(3, overrides.size()), " ");
+  const std::string what =
+      method == "dpo"  ? "; it is DPO, whose every step also runs a frozen reference model's forward (a plan prices it "
+                         "with reference_policy, docs/cost-model.md)"
+      : method.empty() ? ""
+                       : absl::StrFormat(
+                             "; it is reinforcement learning (%s: generation by the policy, other "
+                             "models' forwards, then its training), which hetsim does not model",
+                             absl::AsciiStrToUpper(method));
+  return absl::StrFormat(
+      "%s runs with key=value overrides (%s ...), not flags: its model, layout and batch are in the config those "
+      "overrides complete, which hetsim does not read; write the model as a hetsim Model and plan it with that "
+      "config's sizes%s",
+      *py, shown, what);
+}
+
 }  // namespace
 
 std::string YamlPlace(absl::string_view source, int line, int column) {
@@ -663,15 +712,16 @@ std::string FlagsOnlyFile(const std::map<std::string, std::vector<std::string>>&
 
 absl::StatusOr<MegatronFlags> ParseMegatronLaunchLine(absl::string_view line, absl::string_view source) {
   HETSIM_ASSIGN_OR_RETURN(RenderedLaunch rendered, RenderLaunchScript(line, source));
-  if (std::optional<std::string> bridge = MegatronBridgeRun(rendered.words)) {
-    return absl::InvalidArgumentError(absl::StrCat(source, ": ", *bridge));
+  // run_recipe.py anywhere in the file: the training is Megatron-Bridge's, whatever command the rendering
+  // reached first (Bridge's gemma4 slurm_pretrain.sh converts the checkpoint with torchrun first).
+  std::vector<std::string> tokens = ShellTokens(line);
+  for (const std::vector<std::string>* words : {&rendered.words, &tokens}) {
+    if (std::optional<std::string> bridge = MegatronBridgeRun(*words)) {
+      return absl::InvalidArgumentError(absl::StrCat(source, ": ", *bridge));
+    }
   }
   if (rendered.words.empty()) {
     // No command runs a .py script: a line of flags alone, or a script whose launch is out of reach.
-    std::vector<std::string> tokens = ShellTokens(line);
-    if (std::optional<std::string> bridge = MegatronBridgeRun(tokens)) {
-      return absl::InvalidArgumentError(absl::StrCat(source, ": ", *bridge));
-    }
     if (tokens.empty() || IsFlag(tokens[0])) return ParseMegatronWords(tokens, source);
     const std::vector<std::string> nested = NestedScripts(tokens);
     // A training script named inside the branches of an undecided if (NVLM's `if [[ $BATCH -eq 0 ]]; then
@@ -707,6 +757,9 @@ absl::StatusOr<MegatronFlags> ParseMegatronLaunchLine(absl::string_view line, ab
   }
   if (std::optional<std::string> nemo = NemoLauncherRun(rendered.words)) {
     return absl::InvalidArgumentError(absl::StrCat(source, ": ", *nemo));
+  }
+  if (std::optional<std::string> overrides = OverridesRun(rendered.words)) {
+    return absl::InvalidArgumentError(absl::StrCat(source, ": ", *overrides));
   }
   absl::StatusOr<MegatronFlags> parsed = ParseMegatronWords(rendered.words, source);
   if (!parsed.ok()) {
@@ -793,6 +846,14 @@ absl::StatusOr<MegatronFlags> ParseMegatronWords(const std::vector<std::string>&
         return absl::InvalidArgumentError(absl::StrFormat("%s: --%s: needs at least one value", source, name));
       }
     } else {
+      // The Hugging Face Trainer's switches take a value (`--bf16 True`, `--gradient_checkpointing False`:
+      // HfArgumentParser's booleans); no Megatron flag does. True is the switch given, False the switch absent.
+      if (arity == 0 && i + 1 < tokens.size() && (tokens[i + 1] == "True" || tokens[i + 1] == "False")) {
+        if (tokens[++i] == "False") {
+          out.no_effect.push_back(absl::StrFormat("--%s False (off)", name));
+          continue;
+        }
+      }
       while (static_cast<int>(values.size()) < arity && i + 1 < tokens.size() && !IsFlag(tokens[i + 1])) {
         values.push_back(tokens[++i]);
       }
@@ -820,6 +881,7 @@ absl::StatusOr<MegatronFlags> ParseMegatronWords(const std::vector<std::string>&
                                                         absl::StrJoin(values, " ")));
     }
   }
+  out.launch.megatron_main = out.launch.script == "main.py" && out.Has("num-layers");
   return out;
 }
 

@@ -33,7 +33,10 @@ struct LaunchContext {
   // The launcher's program ("torchrun", "deepspeed", "srun", "python"): the first word's file name;
   // empty for a line of flags alone.
   std::string launcher;
-  std::string script;          // the training script's file name ("pretrain_gpt.py"); empty without one
+  std::string script;  // the training script's file name ("pretrain_gpt.py"); empty without one
+  // A main.py whose own line gives Megatron's model flags (--num-layers; a fork's pretraining entry point,
+  // LLM360's K2 `python main.py --num-layers 80 ...`), as read before a --model's flags are merged in.
+  bool megatron_main = false;
   int64_t nproc_per_node = 0;  // the launcher's processes per node; 0 = not given
   int64_t nnodes = 0;          // the launcher's nodes; 0 = not given
   // The launcher's own options before the script, by name without "--" ("config_file" -> "fsdp.yaml";

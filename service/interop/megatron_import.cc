@@ -30,15 +30,17 @@ namespace {
 namespace v1 = hetsim::v1;
 
 // Megatron's entry points (and Megatron-DeepSpeed's): their lines describe the model with flags.
-// A `main.py` or `finetune*.py` run by DeepSpeed's launcher is a DeepSpeed script (DeepSpeed-Chat's
-// main.py), not Megatron's tasks/main.py, unless it has --task: tasks/main.py's required argument
-// (GLUE, RACE, ...), which Megatron-DeepSpeed's bert_with_pile scripts run under `deepspeed`.
+// A `finetune*.py` run by DeepSpeed's launcher is a DeepSpeed script, not Megatron's. A `main.py` is
+// Megatron's tasks/main.py only with --task, its required argument (GLUE, RACE, ...; Megatron-DeepSpeed's
+// bert_with_pile scripts run it under `deepspeed`); without it, a main.py with Megatron's model flags is a
+// fork's pretraining entry point (LLM360's K2 and Amber: `python main.py --num-layers 80 ...`), and one
+// without them a script that builds its model itself (DeepSpeed-Chat's, LLM360's Amber `main.py --n_nodes 56`).
 bool MegatronEntryPoint(const MegatronFlags& flags) {
-  const bool task = absl::StartsWith(flags.launch.script, "finetune") || flags.launch.script == "main.py";
-  const bool megatron_task =
-      flags.launch.launcher != "deepspeed" || (flags.launch.script == "main.py" && flags.Has("task"));
+  if (flags.launch.script == "main.py") return flags.Has("task") || flags.launch.megatron_main;
+  const bool megatron_finetune =
+      absl::StartsWith(flags.launch.script, "finetune") && flags.launch.launcher != "deepspeed";
   return flags.launch.script.empty() || absl::StartsWith(flags.launch.script, "pretrain_") ||
-         flags.launch.script == "run_text_generation_server.py" || (task && megatron_task);
+         flags.launch.script == "run_text_generation_server.py" || megatron_finetune;
 }
 
 class Reader {
@@ -1121,7 +1123,7 @@ absl::Status RefuseDeepSpeedVariants(const Reader& r, const MegatronFlags& flags
 // wrong.
 absl::Status RefuseOtherModels(const Reader& r, const MegatronFlags& flags) {
   HETSIM_RETURN_IF_ERROR(RefuseDeepSpeedVariants(r, flags));
-  if (MegatronEntryPoint(flags)) {
+  if (MegatronEntryPoint(flags) && (flags.launch.script != "main.py" || flags.Has("task"))) {
     if (std::optional<std::string> other = OtherModelEntryPoint(flags.launch.script)) {
       std::optional<std::string> task = flags.Value("task");
       return r.Error(task ? absl::StrCat("--task ", *task, ": ", *other) : *other);
@@ -1285,14 +1287,14 @@ absl::StatusOr<int64_t> ScheduledBatch(const Reader& r, std::vector<std::string>
 absl::Status ReadBatch(const Reader& r, const Layout& l, v1::Plan& plan, std::vector<std::string>& notes) {
   HETSIM_ASSIGN_OR_RETURN(int64_t micro, MicroBatch(r, l, notes));
   HETSIM_ASSIGN_OR_RETURN(const int64_t scheduled, ScheduledBatch(r, notes));
+  // DeepSpeed's config (or the Trainer's line) may give the accumulation steps instead of the batch.
+  HETSIM_ASSIGN_OR_RETURN(const int64_t accumulation, r.Int("gradient-accumulation-steps", 1));
   if (!r.Has("global-batch-size") && scheduled == 0) {
     notes.push_back(
-        absl::StrFormat("--global-batch-size not given: --micro-batch-size x data parallel = %d, "
-                        "Megatron's default",
-                        micro * l.dp));
+        absl::StrFormat("--global-batch-size not given: --micro-batch-size x data parallel%s = %d, Megatron's default",
+                        accumulation > 1 ? absl::StrFormat(" x %d accumulation steps", accumulation) : "",
+                        micro * l.dp * accumulation));
   }
-  // DeepSpeed's config may give the accumulation steps instead of the batch.
-  HETSIM_ASSIGN_OR_RETURN(const int64_t accumulation, r.Int("gradient-accumulation-steps", 1));
   HETSIM_ASSIGN_OR_RETURN(int64_t global,
                           r.Int("global-batch-size", scheduled > 0 ? scheduled : micro * l.dp * accumulation));
   if (r.Has("gradient-accumulation-steps") && global != micro * l.dp * accumulation) {
@@ -1478,6 +1480,14 @@ absl::StatusOr<MegatronImport> ImportFlags(const MegatronFlags& flags, const v1:
                                            const MegatronImportRequest& request, absl::string_view source) {
   const Reader r(flags, source);
   HETSIM_RETURN_IF_ERROR(RefuseOtherModels(r, flags));
+  // Megatron's --use-checkpoint-args reads the model's shape from the checkpoint it loads (arguments.py,
+  // load_args_from_checkpoint): a line without it (LLM360's CrystalCoder fine-tuning) has none to read.
+  if (flags.Has("use-checkpoint-args") && !flags.Has("num-layers")) {
+    return r.Error(
+        "--use-checkpoint-args without --num-layers: the model's shape (--num-layers, --hidden-size, "
+        "--num-attention-heads ...) is the checkpoint's, which Megatron reads from the --load directory and hetsim "
+        "cannot: write the checkpoint's sizes on the line (or give the model with --model)");
+  }
   MegatronImport out;
   HETSIM_ASSIGN_OR_RETURN(Layout l, ReadLayout(r, flags, cluster, request));
   HETSIM_ASSIGN_OR_RETURN(out.model, ReadModel(r, l, out.notes));
@@ -1527,6 +1537,17 @@ absl::StatusOr<MegatronImport> ImportFlags(const MegatronFlags& flags, const v1:
   if (!flags.pytorch_runtime.empty())
     SetAcceleratePyTorchRuntime(flags.pytorch_runtime == "ddp", l.dp, plan, out.notes);
   SetFramework(framework, out.model, plan, out.notes);
+  // Megatron's apex norms (Megatron-LM 2022's legacy model, megatron/model/fused_layer_norm.py; Megatron-Core's
+  // local layer spec, megatron/core/fusions/fused_layer_norm.py) run apex's FusedLayerNormAffineFunction under
+  // --no-persist-layer-norm (apex.contrib's persistent FastLayerNormFN without it), whose backward computes the
+  // weight gradients in a pass of its own. Transformer Engine's norms ignore the flag.
+  if (r.Has("no-persist-layer-norm") &&
+      (plan.framework() == v1::MEGATRON_LM_2022 || r.flags().Value("transformer-impl") == "local")) {
+    plan.set_layer_norm_weight_grad_pass(true);
+    out.notes.push_back(
+        "--no-persist-layer-norm: apex's FusedLayerNormAffineFunction (Megatron's own norm, not Transformer "
+        "Engine's), its weight-gradient pass priced (layer_norm_weight_grad_pass)");
+  }
   DefaultAttention(r, plan.framework(), out.model, out.notes);
   SetUnfusedKernels(r, plan.framework(), l, out.model, plan, out.notes);
   SetAttentionCore(r, plan.framework(), out.model, plan, out.notes);
@@ -1710,6 +1731,20 @@ absl::Status RefuseRlhfFlags(const MegatronFlags& flags, absl::string_view sourc
       source, actor, critic));
 }
 
+// A training script that builds a vision encoder beside its language model from a name (DeepSpeed-VisualChat's
+// main.py --vision_model_name_or_path openai/clip-vit-large-patch14; LLaVA's train.py --vision_tower): a
+// vision-language model, refused before --model could price its language model alone.
+absl::Status RefuseVisionEncoderFlags(const MegatronFlags& flags, absl::string_view source) {
+  for (const char* name : {"vision_model_name_or_path", "vision_tower"}) {
+    if (!flags.Has(name)) continue;
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: --%s %s: a vision-language model (%s builds a vision encoder beside its language model, whose image "
+        "tokens the language model reads), which hetsim does not model (it prices GPT-style decoders)",
+        source, name, flags.Value(name).value_or(""), flags.launch.script));
+  }
+  return absl::OkStatus();
+}
+
 // A flag hetsim does not know that sets a parallel size (a trainer's own --model_parallel_size 4 or
 // --pipe_parallel_size 2, eth-easl/fmengine's scripts): the layout it asks for is not read, so the GPUs
 // would be priced as data parallel. Above 1 it is refused; at 1 it changes nothing (noted as unknown).
@@ -1721,6 +1756,17 @@ absl::Status RefuseUnknownParallelSizes(const MegatronFlags& flags, absl::string
     std::replace(name.begin(), name.end(), '_', '-');
     const bool size = absl::EndsWith(name, "parallel-size") || absl::EndsWith(name, "parallel-degree");
     if (!size || words[1] == "1") continue;
+    // epfLLM/Megatron-LLM's fork spells Megatron's flags with underscores (its arguments.py:
+    // --tensor_model_parallel_size, --use_rms_norm, --glu_activation swiglu), its model flags its own.
+    if (MegatronEntryPoint(flags) && absl::StrContains(words[0], '_') &&
+        (name == "tensor-model-parallel-size" || name == "pipeline-model-parallel-size")) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: %s: Megatron's --%s as epfLLM/Megatron-LLM's fork spells its flags (with underscores), whose model "
+          "flags are its own (--use_rms_norm, --glu_activation, --no_tie_embed_logits, --parallel_attn ...), "
+          "which hetsim does not read: pricing the line would leave them out; write the line with Megatron-LM's "
+          "flags (--normalization RMSNorm, --swiglu, --untie-embeddings-and-output-weights ...)",
+          source, written, name));
+    }
     return absl::InvalidArgumentError(absl::StrFormat(
         "%s: %s: a parallel size hetsim does not know (not Megatron's or DeepSpeed's flag): how the script splits "
         "the model over it is not read, and pricing its GPUs as data parallel would be wrong; write the layout "
@@ -1742,12 +1788,50 @@ void NoteDeepSpeedChatStep(MegatronFlags& flags) {
       "forward on every batch, which is not priced, and its scripts' lines do not tell the steps apart");
 }
 
+// TRL's DPOTrainer run by its scripts (trl/scripts/dpo.py, examples/scripts/dpo.py; alignment-handbook's
+// scripts/run_dpo.py; a user's train_dpo.py as TRL's documentation names it): besides the policy, the trainer
+// keeps a frozen copy of the model as the reference (prepared as the policy is: DeepSpeed or FSDP shards it the
+// same) and runs it forward on every batch (DPOTrainer.compute_ref_log_probs), unless the reference's
+// log-probabilities are computed once before training (--precompute_ref_log_probs). Its batch arguments count
+// preference pairs, and concatenated_forward runs each pair's chosen and rejected sequences in one batch:
+// two sequences a pair, the plan's microbatch. True when the line is such a run, its micro-batch doubled.
+bool ReadTrlDpo(MegatronFlags& flags) {
+  static constexpr const char* kScripts[] = {"dpo.py", "run_dpo.py", "train_dpo.py"};
+  if (MegatronEntryPoint(flags) ||
+      std::find(std::begin(kScripts), std::end(kScripts), flags.launch.script) == std::end(kScripts)) {
+    return false;
+  }
+  const std::string precompute = absl::AsciiStrToLower(flags.Value("precompute_ref_log_probs").value_or("false"));
+  if (flags.Has("precompute_ref_log_probs") && precompute != "false") {
+    flags.launch.notes.push_back(absl::StrFormat(
+        "%s: TRL's DPOTrainer with --precompute_ref_log_probs: the reference model's log-probabilities are computed "
+        "once before training, not in the step: priced as training the policy alone",
+        flags.launch.script));
+    return false;
+  }
+  if (auto micro = flags.flags.find("micro-batch-size");
+      micro != flags.flags.end() && micro->second.values.size() == 1) {
+    int64_t pairs = 0;
+    if (absl::SimpleAtoi(micro->second.values[0], &pairs) && pairs > 0) {
+      micro->second.values[0] = absl::StrCat(2 * pairs);
+      flags.launch.notes.push_back(absl::StrFormat(
+          "%s: TRL's DPOTrainer: %d preference pairs a GPU's batch are %d sequences (chosen and rejected, "
+          "concatenated_forward), the micro-batch priced; the frozen reference model runs forward on each, its "
+          "weights on the GPU beside the policy's (reference_policy, docs/cost-model.md)",
+          flags.launch.script, pairs, 2 * pairs));
+      return true;
+    }
+  }
+  return false;
+}
+
 // A refusal also says what the script left undecided: the unset variable or the command not run is
 // usually why a flag's value is missing.
 absl::StatusOr<MegatronImport> ImportMegatron(const MegatronFlags& flags, const v1::Cluster& cluster,
                                               const MegatronImportRequest& request, absl::string_view source) {
   HETSIM_RETURN_IF_ERROR(RefuseLoraFlags(flags, source));
   HETSIM_RETURN_IF_ERROR(RefuseRlhfFlags(flags, source));
+  HETSIM_RETURN_IF_ERROR(RefuseVisionEncoderFlags(flags, source));
   HETSIM_ASSIGN_OR_RETURN(MegatronFlags with_config, WithMegatronYaml(flags, source));
   HETSIM_ASSIGN_OR_RETURN(with_config, WithAccelerateConfig(with_config, source));
   const size_t before_json = with_config.launch.notes.size();
@@ -1761,11 +1845,13 @@ absl::StatusOr<MegatronImport> ImportMegatron(const MegatronFlags& flags, const 
   std::vector<std::string> files_read = with_config.launch.files_read;
   MegatronFlags read =
       DeepSpeedFlashAttention(UlyssesAsContextParallel(DeepSpeedMoe(OneExpertIsDense(std::move(with_config)))));
-  if (!MegatronEntryPoint(read)) FoldTrainerArguments(read);
+  if (!MegatronEntryPoint(read)) HETSIM_RETURN_IF_ERROR(FoldTrainerArguments(read));
+  const bool trl_dpo = ReadTrlDpo(read);
   NoteDeepSpeedChatStep(read);
   HETSIM_RETURN_IF_ERROR(RefuseUnknownParallelSizes(read, source));
   absl::StatusOr<MegatronImport> out = ImportFlags(std::move(read), cluster, request, source);
   if (out.ok()) out->files_read = std::move(files_read);
+  if (out.ok() && trl_dpo) out->plan.mutable_reference_policy()->set_cpu_weight_swap(false);
   if (out.ok() || notes.empty()) return out;
   return absl::Status(out.status().code(), absl::StrCat(out.status().message(), "\n  reading the script: ",
                                                         absl::StrJoin(notes, "\n  reading the script: ")));

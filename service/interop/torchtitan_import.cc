@@ -383,7 +383,14 @@ absl::StatusOr<std::string> ScheduleFlags(TomlReader& r, const Degrees& d, const
 
   if (s == "Interleaved1F1B") {
     // torchtitan's default for looped schedules: two stages per rank unless layers per stage are given.
-    const int64_t chunks = per_stage && *per_stage > 0 ? (f.layers + *per_stage - 1) / *per_stage / d.pp : 2;
+    const int64_t stages = per_stage ? (f.layers + *per_stage - 1) / *per_stage : 2 * d.pp;
+    if (stages % d.pp != 0) {  // torchtitan's pipeline split refuses it too (stages a multiple of the ranks)
+      return r.Error("parallelism.pipeline_parallel_layers_per_stage",
+                     absl::StrFormat("%d: %d layers make %d stages of at most %d, which do not divide over %d "
+                                     "pipeline ranks",
+                                     *per_stage, f.layers, stages, *per_stage, d.pp));
+    }
+    const int64_t chunks = stages / d.pp;
     if (!per_stage) notes.push_back("Interleaved1F1B: 2 model chunks per rank, torchtitan's default");
     if (chunks < 2 || f.layers % (d.pp * chunks) != 0) {
       return r.Error(

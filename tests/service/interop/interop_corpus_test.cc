@@ -489,6 +489,63 @@ const std::vector<CorpusCase> kCorpus = {
     {"megatron-deepspeed_universal_llama_bf16.sh", 1, 2, 2, 1, k1F1B, 32, kDeepSpeed, ""},
     // Run by the deepspeed launcher without --deepspeed (Megatron's own engine and checkpoints): Megatron-LM 2022.
     {"megatron-deepspeed_rebase_ds_pretrain_gpt_1.3B_megatron_checkpointing.sh", 8, 1, 2, 32, k1F1B, 512, k2022, ""},
+    // Held out in session 44 (docs/corpus.md): Megatron forks' and their users' scripts (Pai-Megatron-Patch, LLM360's
+    // K2, Amber and CrystalCoder, epfLLM's Megatron-LLM), DeepSpeedExamples' newer scripts, Megatron-Bridge's
+    // launchers, trl's test config, llama-mimi's torchtitan configs.
+    // Pai-Megatron-Patch's run_mcore_*.sh take 20-odd positional arguments (dsw A3B 1 8 ...): refused naming them.
+    {"pai-megatron-patch_qwen3_run_mcore_qwen3.sh", 0, 0, 0, 0, k1F1B, 0, kNone,
+     "--micro-batch-size: needs 1 value, got 0\n  reading the script: line 3: the script's arguments ($1) are not "
+     "known"},
+    {"pai-megatron-patch_deepseek_v3_run_mcore_deepseek.sh", 0, 0, 0, 0, k1F1B, 0, kNone,
+     "reading the script: line 3: the script's arguments ($1) are not known"},
+    {"pai-megatron-patch_llama3_1_run_mcore_llama3_1.sh", 0, 0, 0, 0, k1F1B, 0, kNone,
+     "reading the script: line 3: the script's arguments ($1) are not known"},
+    {"pai-megatron-patch_llama2_run_mcore_llama2_70b.sh", 0, 0, 0, 0, k1F1B, 0, kNone,
+     "reading the script: line 3: the script's arguments ($1) are not known"},
+    {"pai-megatron-patch_run_ds_train_huggingface_finetune.sh", 0, 0, 0, 0, k1F1B, 0, kNone,
+     "line 21: function: loops, case and functions are not run; render the command it runs"},
+    // ChatLearn's GRPO under OmegaConf overrides: was "builds its model itself", then "sets its batch itself".
+    {"pai-megatron-patch_qwen3_run_mcore_qwen3_30b_chatlearn.sh", 0, 0, 0, 0, k1F1B, 0, kNone,
+     "chatlearn_entrypoint.py runs with key=value overrides (runtime_args.exp_name=test_qwen3_30b"},
+    // K2 65B: `bcprun -p 8 ... -c 'python main.py --num-layers 80 ...'` (was: no command runs a training script).
+    // 64 GPUs over TP 8 x PP 4: DP 2; the batch of 2040 is 255 micro-batches of 4 x DP 2.
+    {"llm360-k2_pretrain_65b.sh", 8, 4, 8, 2, k1F1B, 2040, k2022, ""},
+    // The DPO reference implementation's train.py with Hydra overrides (was: "builds its model itself").
+    {"llm360-amber_ambersafe_dpo.sh", 0, 0, 0, 0, k1F1B, 0, kNone,
+     "direct-preference-optimization/train.py runs with key=value overrides (model=blank_model "
+     "model.name_or_path=LLM360/AmberChat"},
+    {"llm360-amber_amberchat_instruction_finetune.sh", 0, 0, 0, 0, k1F1B, 0, kNone,
+     "a torchrun run of train_mem.py (BF16 from its config and flags): the script builds its model itself "
+     "(--model_name_or_path LLM360/Amber)"},
+    // LLM360's own main.py (was: refused as Megatron's tasks/main.py).
+    {"llm360-amber_run.sh", 0, 0, 0, 0, k1F1B, 0, kNone, "a srun run of main.py: the script builds its model itself"},
+    {"llm360-crystalcoder_rank_cmd_phase2.sh", 0, 0, 0, 0, k1F1B, 0, kNone,
+     "reading the script: line 3: the script's arguments ($1) are not known"},
+    // epfLLM/Megatron-LLM's underscore flags (was: "not Megatron's or DeepSpeed's flag").
+    {"megatron-llm_finetune.sh", 0, 0, 0, 0, k1F1B, 0, kNone,
+     "--tensor_model_parallel_size 8: Megatron's --tensor-model-parallel-size as epfLLM/Megatron-LLM's fork spells"},
+    {"megatron-llm_pretrain_gpt_distributed_with_mp.sh", 0, 0, 0, 0, k1F1B, 0, kNone,
+     "--tensor_model_parallel_size 2: Megatron's --tensor-model-parallel-size as epfLLM/Megatron-LLM's fork spells"},
+    {"trl_tests_fsdp2.yaml", 1, 0, 0, 0, k1F1B, 0, kNone, "an Accelerate config (distributed_type: FSDP)"},
+    {"deepspeed-chat_step2_dpo_llama2_run_llama2_7b.sh", 0, 0, 0, 0, k1F1B, 0, kNone,
+     "a DeepSpeed run of main.py: the script builds its model itself (--model_name_or_path meta-llama/Llama-2-7b-hf)"},
+    // DeepSpeed-VisualChat (was: priced as its language model alone with --model).
+    {"deepspeed-visualchat_run_7b.sh", 0, 0, 0, 0, k1F1B, 0, kNone,
+     "--vision_model_name_or_path openai/clip-vit-large-patch14: a vision-language model"},
+    {"deepspeed-deepcompile_run_multinode.sh", 0, 0, 0, 0, k1F1B, 0, kNone,
+     "it runs ./run.sh, which hetsim does not follow"},
+    {"deepspeed-autosp_run_autosp.sh", 0, 0, 0, 0, k1F1B, 0, kNone,
+     "an accelerate run of run.py: the script builds its model itself (--model_name meta-llama/Llama-2-7b-chat-hf)"},
+    // Its checkpoint conversion runs first in the file (was: "an uv run of run_conversion.py").
+    {"megatron-bridge_gemma4_slurm_pretrain.sh", 0, 0, 0, 0, k1F1B, 0, kNone,
+     "it runs Megatron-Bridge's run_recipe.py"},
+    {"megatron-bridge_qwen3_600m_sft_128k.sh", 0, 0, 0, 0, k1F1B, 0, kNone, "it runs Megatron-Bridge's run_recipe.py"},
+    {"megatron-bridge_nemotron3_nano_slurm_pretrain_fsdp.sh", 0, 0, 0, 0, k1F1B, 0, kNone,
+     "it runs Megatron-Bridge's run_recipe.py"},
+    {"megatron-bridge_qwen3_vl_pretrain_override_example.yaml", 0, 0, 0, 0, k1F1B, 0, kNone,
+     "a Megatron-Bridge override config"},
+    {"llama-mimi_llama3_2_1b.toml", 8, 0, 0, 0, k1F1B, 0, kNone, "model.name: \"meta-llama/Llama-3.2-1B\""},
+    {"llama-mimi_llama3_1_8b.toml", 8, 0, 0, 0, k1F1B, 0, kNone, "model.name: \"meta-llama/Llama-3.1-8B\""},
     // Accelerate configs alone name no model: `hetsim import nemo` says to import the launch line that names
     // them (read with one: "import: Accelerate's published configs with a launch line").
     {"accelerate_fsdp.yaml", 1, 0, 0, 0, k1F1B, 0, kNone, "an Accelerate config (distributed_type: FSDP)"},
@@ -1372,6 +1429,96 @@ TEST_CASE("import: the held-out inputs of session 40, beyond their layout", "[in
       "megatron-lm-ft_gpt_gpt3_weekly_mcore_tp4_cp2_current_scaling_native_fp8_tp_sp_cp_tp_overlap.yaml", 1);
   CHECK(fp8.first.model().dtype() == v1::FP8);
   CHECK(fp8.first.context_parallel() == 2);
+}
+
+// The held-out inputs of session 44 beyond their layout (docs/corpus.md): LLM360's K2 line inside bcprun's -c
+// string is read whole; FastChat's HF Trainer run with --fsdp "full_shard auto_wrap" is FSDP (it was priced as
+// DDP under Megatron-LM 2021's profile, --fsdp unknown); a TRL DPOTrainer launch prices its reference model.
+TEST_CASE("import: the held-out inputs of session 44, beyond their layout", "[interop][corpus]") {
+  const auto k2 = ReadCorpusOk("llm360-k2_pretrain_65b.sh", 8);
+  const v1::Transformer& t = k2.first.model().transformer();
+  CHECK(t.num_layers() == 80);
+  CHECK(t.attention() == v1::ATTENTION_FLASH);  // --use-flash-attn
+  CHECK(t.gated_mlp());                         // --swiglu
+  // --vocab-size 32032 padded to a multiple of --make-vocab-size-divisible-by 128 x TP 8 = 1024: 32 x 1024.
+  CHECK(t.vocab_size() == 32768);
+  CHECK_FALSE(hetsim::testing::HasImportNote(k2.second, "unknown (ignored): --layernorm-epsilon"));
+
+  MegatronImportRequest request = Gpt39bRequest();
+  request.nodes = 1;
+  absl::StatusOr<MegatronImport> fastchat =
+      ImportCorpusScript("llm360-amber_amberchat_instruction_finetune.sh", request);
+  INFO((fastchat.ok() ? "" : fastchat.status().message()));
+  REQUIRE(fastchat.ok());
+  CHECK(fastchat->plan.framework() == v1::FSDP2_TORCHTITAN);
+  CHECK(fastchat->plan.stages(0).zero_stage() == 3);  // full_shard
+  CHECK(fastchat->plan.stages(0).data_parallel() == 8);
+  CHECK(fastchat->plan.micro_batch_size() == 16);    // --per_device_train_batch_size 2 x DP 8
+  CHECK(fastchat->plan.global_batch_size() == 256);  // x --gradient_accumulation_steps 16
+  CHECK_FALSE(hetsim::testing::HasImportNote(fastchat->notes, "unknown (ignored): True"));
+  CHECK_FALSE(hetsim::testing::HasImportNote(fastchat->notes, "unknown (ignored): --fsdp full_shard"));
+
+  // DeepSpeed-VisualChat stays refused with the model given: its vision encoder is not in it.
+  absl::StatusOr<MegatronImport> visual = ImportCorpusScript("deepspeed-visualchat_run_7b.sh", request);
+  REQUIRE_FALSE(visual.ok());
+  CHECK(absl::StrContains(visual.status().message(), "a vision-language model"));
+
+  // TRL's DPO script as its header launches it, under trl's ZeRO-3 config: 2 pairs a GPU are 4 sequences,
+  // x DP 8 = 32 a microbatch, x 8 accumulation steps = 256 a step; the reference stays on the GPUs.
+  const std::string zero3 = hetsim::testing::CorpusFile(kLaunchCorpus, "trl_deepspeed_zero3.yaml").string();
+  const auto dpo_line = [&](const std::string& extra) {
+    absl::StatusOr<MegatronFlags> flags = ParseMegatronLaunchLine(
+        "accelerate launch --config_file " + zero3 +
+            " trl/scripts/dpo.py --dataset_name trl-lib/ultrafeedback_binarized --model_name_or_path "
+            "Qwen/Qwen2-0.5B-Instruct --per_device_train_batch_size 2 --gradient_accumulation_steps 8 " +
+            extra,
+        "--line");
+    REQUIRE(flags.ok());
+    return ImportMegatron(*flags, hetsim::testing::ImportTestCluster(), request, "--line");
+  };
+  absl::StatusOr<MegatronImport> dpo = dpo_line("");
+  INFO((dpo.ok() ? "" : dpo.status().message()));
+  REQUIRE(dpo.ok());
+  CHECK(dpo->plan.has_reference_policy());
+  CHECK_FALSE(dpo->plan.reference_policy().cpu_weight_swap());
+  CHECK(dpo->plan.micro_batch_size() == 32);
+  CHECK(dpo->plan.global_batch_size() == 256);
+  CHECK(dpo->plan.stages(0).zero_stage() == 3);
+  absl::StatusOr<MegatronImport> precomputed = dpo_line("--precompute_ref_log_probs True");
+  REQUIRE(precomputed.ok());
+  CHECK_FALSE(precomputed->plan.has_reference_policy());
+  CHECK(precomputed->plan.micro_batch_size() == 16);  // pairs as given: no reference forward in the step
+  CHECK(hetsim::testing::HasImportNote(precomputed->notes, "--precompute_ref_log_probs"));
+}
+
+// A Hugging Face Trainer line under torchrun without --fsdp or --deepspeed is PyTorch DDP (it was priced under the
+// profile of Megatron-LM 2021, whose --checkpoint-activations its --gradient_checkpointing reads as); its switches'
+// False values switch them off (--bf16 False was --bf16 and a stray "False").
+TEST_CASE("import: a Trainer line without FSDP or DeepSpeed is DDP and its False switches are off", "[interop]") {
+  MegatronImportRequest request = Gpt39bRequest();
+  request.nodes = 1;
+  absl::StatusOr<MegatronFlags> flags = ParseMegatronLaunchLine(
+      "torchrun --nproc_per_node 8 train.py --model_name_or_path m --per_device_train_batch_size 4 --bf16 False "
+      "--fp16 True --gradient_checkpointing True",
+      "--line");
+  REQUIRE(flags.ok());
+  absl::StatusOr<MegatronImport> r = ImportMegatron(*flags, hetsim::testing::ImportTestCluster(), request, "--line");
+  INFO((r.ok() ? "" : r.status().message()));
+  REQUIRE(r.ok());
+  CHECK(r->plan.framework() == v1::FSDP2_TORCHTITAN);
+  CHECK(r->plan.stages(0).zero_stage() == 0);
+  CHECK(r->plan.grad_bucket_bytes() == 25 << 20);  // DDP's bucket_cap_mb
+  CHECK(r->model.dtype() == v1::FP16);
+  CHECK(hetsim::testing::HasImportNote(r->notes, "--bf16 False (off)"));
+  CHECK_FALSE(hetsim::testing::HasImportNote(r->notes, "unknown (ignored): False"));
+  // The Trainer's FSDP options hetsim does not model are refused by name.
+  absl::StatusOr<MegatronFlags> offload = ParseMegatronLaunchLine(
+      "torchrun --nproc_per_node 8 train.py --per_device_train_batch_size 4 --fsdp \"full_shard offload\"", "--line");
+  REQUIRE(offload.ok());
+  absl::StatusOr<MegatronImport> refused =
+      ImportMegatron(*offload, hetsim::testing::ImportTestCluster(), request, "--line");
+  REQUIRE_FALSE(refused.ok());
+  CHECK(absl::StrContains(refused.status().message(), "--fsdp full_shard offload: the Trainer's FSDP option offload"));
 }
 
 }  // namespace

@@ -1455,5 +1455,22 @@ TEST_CASE("import: --no-bias-gelu-fusion without linear biases runs no pass apar
             .bias_activation());
 }
 
+// Megatron's apex norms (Megatron-LM 2022's legacy model, Megatron-Core's local spec) run apex's
+// FusedLayerNormAffineFunction under --no-persist-layer-norm, whose backward computes the weight gradients in a pass
+// of its own; the persistent kernel otherwise, and Transformer Engine's norms ignore the flag.
+TEST_CASE("import: --no-persist-layer-norm on apex's norms prices their weight-gradient pass", "[interop]") {
+  const v1::Cluster cluster = ExampleCluster("a100-512");
+  const std::string line2022 = std::string(kSmallGptLine) + " --sequence-parallel --tensor-model-parallel-size 2";
+  const MegatronImport persistent = ImportOk(line2022, cluster);
+  REQUIRE(persistent.plan.framework() == v1::MEGATRON_LM_2022);
+  CHECK_FALSE(persistent.plan.layer_norm_weight_grad_pass());
+  const MegatronImport apex = ImportOk(line2022 + " --no-persist-layer-norm", cluster);
+  CHECK(apex.plan.framework() == v1::MEGATRON_LM_2022);
+  CHECK(apex.plan.layer_norm_weight_grad_pass());
+  const std::string core = std::string(kSmallGptLine) + " --use-mcore-models --no-persist-layer-norm";
+  CHECK_FALSE(ImportOk(core, cluster).plan.layer_norm_weight_grad_pass());  // Transformer Engine's norm
+  CHECK(ImportOk(core + " --transformer-impl local", cluster).plan.layer_norm_weight_grad_pass());
+}
+
 }  // namespace
 }  // namespace hetsim::interop
