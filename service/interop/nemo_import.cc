@@ -792,6 +792,7 @@ absl::StatusOr<MegatronImport> ImportNemoConfig(absl::string_view yaml_text, con
   std::string line = "pretrain_gpt.py";
   const bool dpo = config.HasSection("trainer.dpo") || config.HasSection("model.dpo");
   bool overlap_param_sync_alone = false;
+  HETSIM_ASSIGN_OR_RETURN(const bool grad_sync, config.Bool("model.optim.overlap_grad_sync"));
   for (const KeyFlag& k : kKeyFlags) {
     if (k.value) {
       HETSIM_ASSIGN_OR_RETURN(std::optional<std::string> v, config.Word(k.key));
@@ -799,7 +800,6 @@ absl::StatusOr<MegatronImport> ImportNemoConfig(absl::string_view yaml_text, con
       if (v) absl::StrAppend(&line, " --", k.flag, " ", *v);
     } else {
       HETSIM_ASSIGN_OR_RETURN(const bool on, config.Bool(k.key));
-      HETSIM_ASSIGN_OR_RETURN(const bool grad_sync, config.Bool("model.optim.overlap_grad_sync"));
       // Apex's DistributedFusedAdam (optim.name distributed_fused_adam) overlaps its parameter gather without
       // the gradient reduce overlapped, which Megatron's flags refuse: the plan gets it after the import.
       const bool param_sync_alone = std::string(k.key) == "model.optim.overlap_param_sync" && !grad_sync;

@@ -1,11 +1,11 @@
 // libFuzzer target: the text inputs people paste (issue 42's new doors). The bytes are read as a
 // Megatron-LM launch line (HETSIM_FUZZ_TEXT=0: split, flags read, imported against the fuzz cluster
-// with --island fast), as an nccl-tests log (1: parsed, checked against an island), as a torchtitan
-// TOML config (2: parsed by toml++, imported on island fast), as a NeMo YAML config (3: yaml-cpp), as the
-// DeepSpeed JSON config a Megatron-DeepSpeed line names (4: parsed, folded into a fixed launch line as the
-// file its script wrote, imported), or as the CSV tables `calibrate` reads (5: GEMM timings parsed and
-// fitted to the fuzz cluster's A100; the same bytes read as measured iterations). Every input must end in
-// a plan, a log, a fit or an error status: a crash, a hang or a sanitizer report is the finding.
+// with --island fast; a Megatron YAML file as the line it makes), as an nccl-tests log (1: parsed, checked against an
+// island), as a torchtitan TOML config (2: parsed by toml++, imported on island fast), as a NeMo YAML config (3:
+// yaml-cpp), as the DeepSpeed JSON config a Megatron-DeepSpeed line names (4: parsed, folded into a fixed launch line
+// as the file its script wrote, imported), or as the CSV tables `calibrate` reads (5: GEMM timings parsed and fitted to
+// the fuzz cluster's A100; the same bytes read as measured iterations). Every input must end in a plan, a log, a fit or
+// an error status: a crash, a hang or a sanitizer report is the finding.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -23,15 +23,25 @@
 #include "service/interop/deepspeed_config.h"
 #include "service/interop/megatron_flags.h"
 #include "service/interop/megatron_import.h"
+#include "service/interop/megatron_yaml.h"
 #include "service/interop/nemo_import.h"
 #include "service/interop/torchtitan_import.h"
 #include "tests/fuzz/fuzz_cluster.h"
 
 namespace {
 
+// A YAML file of Megatron's (a functional-test config, ENV_VARS included, or a --yaml-cfg file) is read as
+// `hetsim import megatron FILE.yaml` reads it; other text as a launch line or script.
 void FuzzLaunchLine(absl::string_view text) {
-  absl::StatusOr<hetsim::interop::MegatronFlags> flags = hetsim::interop::ParseMegatronLaunchLine(text, "fuzz.sh");
+  hetsim::interop::MegatronYamlRead yaml{std::string(text), {}, {}, {}};
+  if (hetsim::interop::IsMegatronYaml(text)) {
+    absl::StatusOr<hetsim::interop::MegatronYamlRead> read = hetsim::interop::MegatronYamlLine(text, "fuzz.yaml");
+    if (!read.ok()) return;
+    yaml = *std::move(read);
+  }
+  absl::StatusOr<hetsim::interop::MegatronFlags> flags = hetsim::interop::ParseMegatronLaunchLine(yaml.line, "fuzz.sh");
   if (!flags.ok()) return;
+  hetsim::interop::ApplyMegatronYamlRead(yaml, *flags);
   hetsim::interop::MegatronImportRequest request;
   request.island = "fast";
   request.nodes = 1;
