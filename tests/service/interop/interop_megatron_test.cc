@@ -1517,6 +1517,30 @@ TEST_CASE("import: NVTE_* under a functional-test config's ENV_VARS act as a scr
              Catch::Contains("model_config.yaml: ENV_VARS.NVTE_FUSED_ATTN: not a single value"));
 }
 
+// A DPO plan (Plan.reference_policy) exports as the policy's training line: the export says the reference's
+// forward is not on it (it said nothing, and the line read back priced a step without it).
+TEST_CASE("export megatron: a DPO plan's reference model is named as not exported", "[interop]") {
+  const v1::Cluster cluster = ExampleCluster("a100-512");
+  const MegatronImport m = ImportOk(kSmallGptLine, cluster);
+  hetsim::proto::PlanInputs in;
+  in.cluster = cluster;
+  in.model = m.model;
+  in.plan = m.plan;
+  const auto reference_note = [&]() {
+    absl::StatusOr<hetsim::interop::MegatronExport> line = ExportMegatron(in);
+    REQUIRE(line.ok());
+    for (const std::string& n : line->notes) {
+      if (absl::StartsWith(n, "reference_policy: not exported")) return n;
+    }
+    return std::string();
+  };
+  CHECK(reference_note().empty());
+  in.plan.mutable_reference_policy();
+  CHECK_THAT(reference_note(), Catch::Contains("its weights on the GPU"));
+  in.plan.mutable_reference_policy()->set_cpu_weight_swap(true);
+  CHECK_THAT(reference_note(), Catch::Contains("its weights swapped from host memory"));
+}
+
 // Megatron-Core's --qk-layernorm is Transformer.qk_layernorm, and export writes it back.
 TEST_CASE("import: --qk-layernorm is the model's norm over each head's Q and K", "[interop]") {
   const v1::Cluster cluster = ExampleCluster("a100-512");
