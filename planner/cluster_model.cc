@@ -128,7 +128,9 @@ absl::StatusOr<std::unique_ptr<ClusterModel>> ClusterModel::Create(spec::Cluster
     im.nodes = t.num_nodes(i);
     im.gpus_per_node = t.gpus_per_node(i);
     im.hbm_bytes = static_cast<int64_t>(isl.gpu.hbm_capacity.value());
-    const std::string where = absl::StrFormat("cluster: gpu_type \"%s\"", isl.gpu.name);
+    // The cluster file's path and GPU type, as the simulator names them (IslandSpec.gpu_where).
+    const std::string where =
+        isl.gpu_where.empty() ? absl::StrFormat("cluster: gpu_types[\"%s\"]", isl.gpu.name) : isl.gpu_where;
     absl::StatusOr<workload::GpuCompute> gc = workload::GpuCompute::Create(isl.gpu, dtype, where, t.cluster().ideal);
     if (!gc.ok()) return gc.status();
     im.gpu = *std::move(gc);

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
@@ -11,11 +12,14 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "base/status_macros.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/io/coded_stream.h"
@@ -34,9 +38,15 @@ namespace pb = google::protobuf;
 // instead of letting protobuf log them.
 class TextErrorCollector : public pb::io::ErrorCollector {
  public:
-  explicit TextErrorCollector(absl::string_view file) : file_(file) {}
+  TextErrorCollector(absl::string_view file, absl::string_view text)
+      : file_(file), lines_(absl::StrSplit(text, '\n')) {}
   void AddError(int line, pb::io::ColumnNumber column, const std::string& message) override {
-    errors_.push_back(absl::StrFormat("%s:%d:%d: %s", file_, line + 1, column + 1, message));
+    const std::string field = FieldBefore(line, column);
+    // A value the parser refuses ("Integer out of range (2)", "Expected identifier, got: -") is named by its
+    // position only: say which field it was given to, unless protobuf's message already does.
+    const bool named = field.empty() || absl::StrContains(message, absl::StrCat("\"", field, "\""));
+    errors_.push_back(absl::StrFormat("%s:%d:%d: %s%s", file_, line + 1, column + 1, message,
+                                      named ? "" : absl::StrFormat(" (the value of field %s)", field)));
   }
   void AddWarning(int line, pb::io::ColumnNumber column, const std::string& message) override {
     AddError(line, column, message);  // strict: a warning (e.g. deprecated syntax) is an error too
@@ -44,7 +54,24 @@ class TextErrorCollector : public pb::io::ErrorCollector {
   const std::vector<std::string>& errors() const { return errors_; }
 
  private:
+  // The field name of `name: value` when the column is at the value (or past it on its line), else "".
+  std::string FieldBefore(int line, pb::io::ColumnNumber column) const {
+    if (line < 0 || static_cast<size_t>(line) >= lines_.size()) return "";
+    absl::string_view before = lines_[line].substr(0, std::max<pb::io::ColumnNumber>(column, 0));
+    const size_t colon = before.rfind(':');
+    if (colon == absl::string_view::npos) return "";
+    absl::string_view name = absl::StripTrailingAsciiWhitespace(before.substr(0, colon));
+    size_t start = name.size();
+    while (start > 0 && (absl::ascii_isalnum(static_cast<unsigned char>(name[start - 1])) || name[start - 1] == '_')) {
+      --start;
+    }
+    name = name.substr(start);
+    if (name.empty() || absl::ascii_isdigit(static_cast<unsigned char>(name[0]))) return "";
+    return std::string(name);
+  }
+
   std::string file_;
+  std::vector<absl::string_view> lines_;
   std::vector<std::string> errors_;
 };
 
@@ -204,10 +231,11 @@ absl::Status ParseMessage(absl::string_view contents, FileFormat format, absl::s
       break;
     }
     case FileFormat::kText: {
-      TextErrorCollector collector(file);
+      const std::string normalized = NormalizeTextInput(std::string(contents));
+      TextErrorCollector collector(file, normalized);
       pb::TextFormat::Parser parser;
       parser.RecordErrorsTo(&collector);
-      const bool parsed = parser.ParseFromString(NormalizeTextInput(std::string(contents)), message);
+      const bool parsed = parser.ParseFromString(normalized, message);
       if (!parsed || !collector.errors().empty()) {
         std::string text = collector.errors().empty() ? absl::StrFormat("%s: not a text-format %s", file,
                                                                         message->GetDescriptor()->full_name())

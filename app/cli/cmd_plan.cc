@@ -108,6 +108,7 @@ int Plan(const Args& args) {
   if (!cluster.ok()) return ReportFailure(kPlanInfo, cluster.status());
   command.inputs.model = *std::move(model);
   command.inputs.cluster = *cluster;
+  command.inputs.cluster_path = cluster_path;
   if (!out.empty()) {
     namespace fs = std::filesystem;
     const fs::path dir = fs::absolute(fs::path(out)).parent_path();

@@ -11,7 +11,7 @@ namespace hetsim::driver {
 
 absl::StatusOr<planner::PlanRequest> ResolvePlanRequest(const PlannerMessages& inputs, planner::PlanRequest settings) {
   settings.model = proto::ResolveModel(inputs.model, "model");
-  HETSIM_ASSIGN_OR_RETURN(settings.cluster, proto::ResolveCluster(inputs.cluster, ""));
+  HETSIM_ASSIGN_OR_RETURN(settings.cluster, proto::ResolveCluster(inputs.cluster, inputs.cluster_path));
   settings.tp_comm_overlap_config = inputs.tp_comm_overlap_config
                                         ? proto::ResolveTpCommOverlapConfig(*inputs.tp_comm_overlap_config)
                                         : spec::TpCommOverlapSpec{};

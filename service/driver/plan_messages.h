@@ -25,6 +25,7 @@ namespace hetsim::driver {
 struct PlannerMessages {
   hetsim::v1::Model model = {};      // valid
   hetsim::v1::Cluster cluster = {};  // valid, presets applied
+  std::string cluster_path = {};     // the cluster's file, for messages ("" = none)
   // Plan.tp_comm_overlap_config to price the plans with and to write into them (absent: Transformer
   // Engine's defaults, not written).
   std::optional<hetsim::v1::TpCommOverlapConfig> tp_comm_overlap_config = {};

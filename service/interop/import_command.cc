@@ -110,15 +110,14 @@ absl::StatusOr<ImportResponse> ImportPlan(const ImportRequest& r) {
                             ImportNemo(text, cluster, layout, out.source, NemoBaseModel{base_yaml, r.model_path}));
   } else {
     // A Megatron-LM --yaml-cfg file given for the line: the file is the whole line (megatron_yaml.h).
-    MegatronYamlRead yaml{text, {}, {}};
+    MegatronYamlRead yaml{text, {}, {}, {}};
     // A .yaml or .yml file is read as YAML whatever its shape: its errors are YAML's, never "no command of the script".
     if (!r.file.empty() && (IsMegatronYaml(text) || absl::EndsWithIgnoreCase(r.file, ".yaml") ||
                             absl::EndsWithIgnoreCase(r.file, ".yml"))) {
       HETSIM_ASSIGN_OR_RETURN(yaml, MegatronYamlLine(text, out.source));
     }
     HETSIM_ASSIGN_OR_RETURN(MegatronFlags flags, ParseMegatronLaunchLine(yaml.line, out.source));
-    if (!yaml.unknown_keys.empty()) flags.launch.notes.push_back(UnknownYamlKeysNote(yaml.unknown_keys));
-    flags.launch.notes.insert(flags.launch.notes.end(), yaml.notes.begin(), yaml.notes.end());
+    ApplyMegatronYamlRead(yaml, flags);
     if (r.strict) {
       HETSIM_RETURN_IF_ERROR(CheckStrictFlags(flags, out.source));
     }

@@ -322,6 +322,26 @@ std::vector<std::string> ExportNotes(const proto::PlanInputs& in, bool bf16_grad
         "--tp-comm-overlap-cfg), not flags; without that file Transformer Engine runs its defaults");
   }
   if (s0.measured_forward_ms() > 0) notes.push_back("stages[].measured_*_ms: measurements, not flags");
+  if (plan.has_reference_policy()) {
+    notes.push_back(absl::StrFormat(
+        "reference_policy: not exported (%s): a Megatron-LM training line steps one model; DPO's frozen reference "
+        "model runs in NeMo-Aligner's or TRL's trainer, so the line prices the policy's step alone",
+        plan.reference_policy().cpu_weight_swap() ? "the reference's forward, its weights swapped from host memory"
+                                                  : "the reference's forward, its weights on the GPU"));
+  }
+  // Only --checkpoint-activations (full recomputation of every layer) marks a line as 2021's code, which the
+  // import needs to set v2.5's own passes: any other line reads back as a later release's, without them.
+  const bool line_2021 = s0.recompute() == v1::RECOMPUTE_FULL && s0.recompute_num_layers() == 0;
+  std::vector<std::string> v2_fields;
+  if (plan.megatron_v2_fp16_optimizer()) v2_fields.push_back("megatron_v2_fp16_optimizer");
+  if (plan.megatron_local_ddp_copies()) v2_fields.push_back("megatron_local_ddp_copies");
+  if (!line_2021 && !v2_fields.empty()) {
+    notes.push_back(absl::StrFormat(
+        "%s: Megatron-LM v2.5's own passes, not expressible on this line: without full recomputation of every layer "
+        "(--checkpoint-activations) nothing on a line says it runs 2021's code; run it with Megatron-LM v2.5 "
+        "(`hetsim import megatron` reads it back as a later release's, without %s)",
+        absl::StrJoin(v2_fields, ", "), v2_fields.size() > 1 ? "them" : "it"));
+  }
   if (in.model.dtype() == v1::TF32) {
     notes.push_back("dtype TF32: Megatron's FP32 run (TF32 GEMMs are PyTorch's setting)");
   }

@@ -1827,6 +1827,25 @@ bool ReadTrlDpo(MegatronFlags& flags) {
 
 // A refusal also says what the script left undecided: the unset variable or the command not run is
 // usually why a flag's value is missing.
+namespace {
+// A refusal that names a flag the line gave under its old name (--activations-checkpoint-num-layers, read as
+// --recompute-num-layers: MegatronFlags::renamed) says which flag of the line that is.
+absl::Status WithRenamedFlags(const absl::Status& status, const std::vector<std::string>& renamed) {
+  std::vector<std::string> named;
+  for (const std::string& r : renamed) {  // "--old (today --new)"
+    const size_t today = r.find(" (today ");
+    if (today == std::string::npos || !absl::EndsWith(r, ")")) continue;
+    const std::string now = r.substr(today + 8, r.size() - today - 9);
+    if (absl::StrContains(status.message(), absl::StrCat(now, ":")) ||
+        absl::StrContains(status.message(), absl::StrCat(now, " "))) {
+      named.push_back(absl::StrFormat("%s is the line's %s, read under today's name", now, r.substr(0, today)));
+    }
+  }
+  if (named.empty()) return status;
+  return absl::Status(status.code(), absl::StrCat(status.message(), "\n  ", absl::StrJoin(named, "\n  ")));
+}
+}  // namespace
+
 absl::StatusOr<MegatronImport> ImportMegatron(const MegatronFlags& flags, const v1::Cluster& cluster,
                                               const MegatronImportRequest& request, absl::string_view source) {
   HETSIM_RETURN_IF_ERROR(RefuseLoraFlags(flags, source));
@@ -1849,9 +1868,11 @@ absl::StatusOr<MegatronImport> ImportMegatron(const MegatronFlags& flags, const 
   const bool trl_dpo = ReadTrlDpo(read);
   NoteDeepSpeedChatStep(read);
   HETSIM_RETURN_IF_ERROR(RefuseUnknownParallelSizes(read, source));
+  const std::vector<std::string> renamed = read.renamed;
   absl::StatusOr<MegatronImport> out = ImportFlags(std::move(read), cluster, request, source);
   if (out.ok()) out->files_read = std::move(files_read);
   if (out.ok() && trl_dpo) out->plan.mutable_reference_policy()->set_cpu_weight_swap(false);
+  if (!out.ok()) out = WithRenamedFlags(out.status(), renamed);
   if (out.ok() || notes.empty()) return out;
   return absl::Status(out.status().code(), absl::StrCat(out.status().message(), "\n  reading the script: ",
                                                         absl::StrJoin(notes, "\n  reading the script: ")));

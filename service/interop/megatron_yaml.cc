@@ -362,9 +362,28 @@ absl::Status RefuseSentenceData(const YAML::Node& args, absl::string_view source
   return absl::OkStatus();
 }
 
+// The test's ENV_VARS, the variables its run sets in the training's environment: Transformer Engine's NVTE_*
+// switches are read as a launch script's exported ones (LaunchContext::environment); the others are not read.
+absl::Status ReadTestEnvironment(const YAML::Node& vars, absl::string_view source, MegatronYamlRead& out) {
+  if (!vars.IsDefined() || vars.IsNull()) return absl::OkStatus();
+  if (!vars.IsMap()) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: ENV_VARS: not a mapping of variables (`NVTE_FLASH_ATTN: 0`)", source));
+  }
+  for (const auto& kv : vars) {
+    HETSIM_ASSIGN_OR_RETURN(const std::string name, KeyName(kv.first, "ENV_VARS", source));
+    if (!absl::StartsWith(name, "NVTE_")) continue;
+    const std::string key = absl::StrCat("ENV_VARS.", name);
+    HETSIM_ASSIGN_OR_RETURN(const std::optional<YAML::Node> value, ScalarAt(kv.second, key, source));
+    if (value) out.environment[name] = value->Scalar();
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<MegatronYamlRead> TestCaseLine(const YAML::Node& root, absl::string_view source) {
   HETSIM_RETURN_IF_ERROR(RefuseSentenceData(root["MODEL_ARGS"], source));
   MegatronYamlRead out;
+  HETSIM_RETURN_IF_ERROR(ReadTestEnvironment(root["ENV_VARS"], source, out));
   // _run_training.sh: torchrun --nproc_per_node ${GPUS_PER_NODE:-8} --nnodes $NUM_NODES $TRAINING_SCRIPT_PATH.
   out.line = "torchrun --nproc_per_node 8 pretrain_gpt.py";
   std::vector<std::string> overrides;
@@ -553,6 +572,12 @@ absl::StatusOr<MegatronYamlRead> MegatronYamlLine(absl::string_view yaml_text, a
   } catch (const YAML::Exception& e) {
     return NotYaml(source, e);
   }
+}
+
+void ApplyMegatronYamlRead(const MegatronYamlRead& read, MegatronFlags& flags) {
+  if (!read.unknown_keys.empty()) flags.launch.notes.push_back(UnknownYamlKeysNote(read.unknown_keys));
+  flags.launch.notes.insert(flags.launch.notes.end(), read.notes.begin(), read.notes.end());
+  for (const auto& [name, value] : read.environment) flags.launch.environment[name] = value;
 }
 
 absl::StatusOr<MegatronFlags> WithMegatronYaml(const MegatronFlags& flags, absl::string_view source) {

@@ -7,6 +7,7 @@
 #ifndef HETSIM_SERVICE_INTEROP_MEGATRON_YAML_H_
 #define HETSIM_SERVICE_INTEROP_MEGATRON_YAML_H_
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -41,8 +42,13 @@ struct MegatronYamlRead {
   std::vector<std::string> unknown_keys;
   // What the reading assumed (a functional-test config's script and GPUs a node), for the import's notes.
   std::vector<std::string> notes;
+  // A functional-test config's NVTE_* variables under ENV_VARS (the launch's environment, as a script's exports).
+  std::map<std::string, std::string> environment;
 };
 absl::StatusOr<MegatronYamlRead> MegatronYamlLine(absl::string_view yaml_text, absl::string_view source);
+
+// The reading's notes and environment added to the flags its line parsed into.
+void ApplyMegatronYamlRead(const MegatronYamlRead& read, MegatronFlags& flags);
 
 // InvalidArgument "source:line:column: not YAML: what yaml-cpp says", for the YAML readers (Megatron's, NeMo's,
 // Accelerate's); a file nested past yaml-cpp's depth limit says so (yaml-cpp's own message is "bad file").

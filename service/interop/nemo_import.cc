@@ -39,7 +39,28 @@ class YamlConfig {
         source_(std::move(source)) {}
 
   absl::Status Error(absl::string_view key, absl::string_view problem) const {
-    return absl::InvalidArgumentError(absl::StrFormat("%s: %s: %s", source_, key, problem));
+    return absl::InvalidArgumentError(absl::StrFormat("%s: %s: %s", SourceOf(key), key, problem));
+  }
+  // The model keys merged over a checkpoint's model config (--model, NemoBaseModel): the config's own model
+  // section and that file's name, so that a key the config does not give is blamed on the file that does.
+  void SetBase(YAML::Node own_model, std::string base_source) {
+    own_model_ = std::move(own_model);
+    base_source_ = std::move(base_source);
+  }
+  const std::string& source() const { return source_; }
+  // The file a dotted key's value comes from: the checkpoint's model config for a model key the config itself
+  // does not give, else the config.
+  const std::string& SourceOf(absl::string_view key) const {
+    if (base_source_.empty() || !absl::StartsWith(key, "model.")) return source_;
+    const std::vector<std::string> parts = absl::StrSplit(key, '.');
+    std::optional<YAML::Node> node(own_model_);
+    for (size_t i = 1; i < parts.size(); ++i) {
+      if (!node->IsMap()) return source_;  // a value of the config's own replaces the section below it
+      const YAML::Node child = (*node)[parts[i]];
+      node.emplace(child);
+      if (!node->IsDefined()) return base_source_;
+    }
+    return source_;
   }
   // The scalar at `key` of the model ("model.x") or the trainer ("trainer.x") section; nullopt when
   // absent or null.
@@ -219,8 +240,8 @@ class YamlConfig {
     return absl::StrCat(product);
   }
 
-  YAML::Node root_, model_, trainer_;
-  std::string model_path_, source_;
+  YAML::Node root_, model_, trainer_, own_model_;
+  std::string model_path_, source_, base_source_;
 };
 
 // A NeMo model key and the Megatron flag it is: `value` copies its value; a switch is set when true.
@@ -642,14 +663,16 @@ absl::Status NotNemo(const YAML::Node& root, absl::string_view source) {
 
 // The Megatron importer names the flags the config was read as: say which of the config's keys each is
 // ("--tensor-model-parallel-size: \"0\" is not a positive whole number" names no NeMo key).
-absl::Status WithNemoKeys(const absl::Status& status) {
+absl::Status WithNemoKeys(const absl::Status& status, const YamlConfig& config) {
   std::vector<std::string> keys;
   auto named = [&](absl::string_view flag, absl::string_view key) {
     const std::string f = absl::StrCat("--", flag);
     for (size_t at = status.message().find(f); at != absl::string_view::npos; at = status.message().find(f, at + 1)) {
       const size_t end = at + f.size();
       if (end == status.message().size() || status.message()[end] == ':' || status.message()[end] == ' ') {
-        keys.push_back(absl::StrFormat("%s is %s", f, key));
+        const std::string& file = config.SourceOf(key);
+        keys.push_back(file == config.source() ? absl::StrFormat("%s is %s", f, key)
+                                               : absl::StrFormat("%s is %s, from %s (--model)", f, key, file));
         return;
       }
     }
@@ -722,16 +745,20 @@ absl::StatusOr<YamlConfig> ParseConfig(absl::string_view text, absl::string_view
   // The launcher's conf/training/*.yaml nest the run under `training:`.
   YAML::Node base = root["model"] ? root : root["training"];
   if (!base || !base.IsMap() || !base["model"] || !base["model"].IsMap()) return NotNemo(root, source);
+  YAML::Node own_model;
   if (!base_model.yaml.empty()) {
     // The config's model keys over the checkpoint's, as NeMo-Aligner's load_and_override_model_config and NeMo's
     // fine-tuning (MegatronGPTSFTModel.merge_cfg_with) merge them.
     HETSIM_ASSIGN_OR_RETURN(YAML::Node merged, BaseModelSection(base_model));
+    own_model = YAML::Clone(base["model"]);
     MergeOver(merged, base["model"]);
     base["model"] = merged;
   }
   HETSIM_RETURN_IF_ERROR(RefuseOtherFamilies(root, base, source));
   YAML::Node trainer = base["trainer"] && base["trainer"].IsMap() ? base["trainer"] : YAML::Node(YAML::NodeType::Map);
-  return YamlConfig(root, base["model"], trainer, root["model"] ? "model" : "training.model", std::string(source));
+  YamlConfig config(root, base["model"], trainer, root["model"] ? "model" : "training.model", std::string(source));
+  if (!base_model.yaml.empty()) config.SetBase(own_model, std::string(base_model.source));
+  return config;
 }
 
 // model.optim.overlap_param_sync without overlap_grad_sync: Apex's DistributedFusedAdam gathers the parameters
@@ -792,6 +819,7 @@ absl::StatusOr<MegatronImport> ImportNemoConfig(absl::string_view yaml_text, con
   std::string line = "pretrain_gpt.py";
   const bool dpo = config.HasSection("trainer.dpo") || config.HasSection("model.dpo");
   bool overlap_param_sync_alone = false;
+  HETSIM_ASSIGN_OR_RETURN(const bool grad_sync, config.Bool("model.optim.overlap_grad_sync"));
   for (const KeyFlag& k : kKeyFlags) {
     if (k.value) {
       HETSIM_ASSIGN_OR_RETURN(std::optional<std::string> v, config.Word(k.key));
@@ -799,7 +827,6 @@ absl::StatusOr<MegatronImport> ImportNemoConfig(absl::string_view yaml_text, con
       if (v) absl::StrAppend(&line, " --", k.flag, " ", *v);
     } else {
       HETSIM_ASSIGN_OR_RETURN(const bool on, config.Bool(k.key));
-      HETSIM_ASSIGN_OR_RETURN(const bool grad_sync, config.Bool("model.optim.overlap_grad_sync"));
       // Apex's DistributedFusedAdam (optim.name distributed_fused_adam) overlaps its parameter gather without
       // the gradient reduce overlapped, which Megatron's flags refuse: the plan gets it after the import.
       const bool param_sync_alone = std::string(k.key) == "model.optim.overlap_param_sync" && !grad_sync;
@@ -828,7 +855,7 @@ absl::StatusOr<MegatronImport> ImportNemoConfig(absl::string_view yaml_text, con
   if (placed.nodes <= 0 && nodes) placed.nodes = *nodes;
   if (placed.gpus_per_node <= 0 && devices && *devices > 0) placed.gpus_per_node = *devices;
   absl::StatusOr<MegatronFlags> flags = ParseMegatronLaunchLine(line, source);
-  if (!flags.ok()) return WithNemoKeys(flags.status());
+  if (!flags.ok()) return WithNemoKeys(flags.status(), config);
   // NeMo builds Megatron-Core's GPT only with model.mcore_gpt true (megatron_gpt_model.py:
   // cfg.get('mcore_gpt', False)); otherwise its legacy GPTModel, NeMo's copy of Megatron-LM's model before
   // Megatron-Core (NeMo 1.x's configs of 2022-2023 have no such key).
@@ -842,7 +869,7 @@ absl::StatusOr<MegatronImport> ImportNemoConfig(absl::string_view yaml_text, con
   }
   absl::StatusOr<MegatronImport> imported = ImportMegatron(*flags, cluster, placed, source);
   if (!imported.ok() && !config.NemoShaped()) return config.ForeignModel();
-  if (!imported.ok()) return WithNemoKeys(imported.status());
+  if (!imported.ok()) return WithNemoKeys(imported.status(), config);
   MegatronImport out = *std::move(imported);
   // The Megatron importer's notes name flags; say which NeMo keys they came from.
   std::vector<std::string> kept;

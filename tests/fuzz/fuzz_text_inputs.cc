@@ -1,11 +1,13 @@
 // libFuzzer target: the text inputs people paste (issue 42's new doors). The bytes are read as a
 // Megatron-LM launch line (HETSIM_FUZZ_TEXT=0: split, flags read, imported against the fuzz cluster
-// with --island fast), as an nccl-tests log (1: parsed, checked against an island), as a torchtitan
-// TOML config (2: parsed by toml++, imported on island fast), as a NeMo YAML config (3: yaml-cpp), as the
-// DeepSpeed JSON config a Megatron-DeepSpeed line names (4: parsed, folded into a fixed launch line as the
-// file its script wrote, imported), or as the CSV tables `calibrate` reads (5: GEMM timings parsed and
-// fitted to the fuzz cluster's A100; the same bytes read as measured iterations). Every input must end in
-// a plan, a log, a fit or an error status: a crash, a hang or a sanitizer report is the finding.
+// with --island fast; a Megatron YAML file, ENV_VARS included, as the line it makes), as an nccl-tests
+// log (1: parsed, checked against an island), as a torchtitan TOML config (2: parsed by toml++, imported
+// on island fast), as a NeMo YAML config (3: yaml-cpp; after a line "# --model", the checkpoint's model
+// config it is merged over), as the DeepSpeed JSON config a Megatron-DeepSpeed line names (4: parsed,
+// folded into a fixed launch line as the file its script wrote, imported), or as the CSV tables
+// `calibrate` reads (5: GEMM timings parsed and fitted to the fuzz cluster's A100; the same bytes read as
+// measured iterations). Every input must end in a plan, a log, a fit or an error status: a crash, a hang
+// or a sanitizer report is the finding.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -23,15 +25,25 @@
 #include "service/interop/deepspeed_config.h"
 #include "service/interop/megatron_flags.h"
 #include "service/interop/megatron_import.h"
+#include "service/interop/megatron_yaml.h"
 #include "service/interop/nemo_import.h"
 #include "service/interop/torchtitan_import.h"
 #include "tests/fuzz/fuzz_cluster.h"
 
 namespace {
 
+// A YAML file of Megatron's (a functional-test config, ENV_VARS included, or a --yaml-cfg file) is read as
+// `hetsim import megatron FILE.yaml` reads it; other text as a launch line or script.
 void FuzzLaunchLine(absl::string_view text) {
-  absl::StatusOr<hetsim::interop::MegatronFlags> flags = hetsim::interop::ParseMegatronLaunchLine(text, "fuzz.sh");
+  hetsim::interop::MegatronYamlRead yaml{std::string(text), {}, {}, {}};
+  if (hetsim::interop::IsMegatronYaml(text)) {
+    absl::StatusOr<hetsim::interop::MegatronYamlRead> read = hetsim::interop::MegatronYamlLine(text, "fuzz.yaml");
+    if (!read.ok()) return;
+    yaml = *std::move(read);
+  }
+  absl::StatusOr<hetsim::interop::MegatronFlags> flags = hetsim::interop::ParseMegatronLaunchLine(yaml.line, "fuzz.sh");
   if (!flags.ok()) return;
+  hetsim::interop::ApplyMegatronYamlRead(yaml, *flags);
   hetsim::interop::MegatronImportRequest request;
   request.island = "fast";
   request.nodes = 1;
@@ -45,11 +57,20 @@ void FuzzTorchtitan(absl::string_view text) {
   (void)hetsim::interop::ImportTorchtitan(text, FuzzCluster(), request, "fuzz.toml");
 }
 
+// A NeMo config; after a line "# --model", the checkpoint's model config it is merged over (`import nemo --model`).
 void FuzzNemo(absl::string_view text) {
+  constexpr absl::string_view kModelSeparator = "\n# --model\n";
+  const size_t split = text.find(kModelSeparator);
+  hetsim::interop::NemoBaseModel base;
+  if (split != absl::string_view::npos) {
+    base.yaml = text.substr(split + kModelSeparator.size());  // a view of the input, alive for the call
+    base.source = "model_config.yaml";
+    text = text.substr(0, split);
+  }
   hetsim::interop::MegatronImportRequest request;
   request.island = "fast";
   request.nodes = 1;
-  (void)hetsim::interop::ImportNemo(text, FuzzCluster(), request, "fuzz.yaml");
+  (void)hetsim::interop::ImportNemo(text, FuzzCluster(), request, "fuzz.yaml", base);
 }
 
 // Every run of the file, as calibrate reads it (one run: ParseNcclLog's result).

@@ -22,6 +22,7 @@
 #include "service/interop/megatron_flags.h"
 #include "service/interop/megatron_import.h"
 #include "service/interop/megatron_moe_layout.h"
+#include "service/interop/megatron_yaml.h"
 
 namespace hetsim::interop {
 namespace {
@@ -269,6 +270,47 @@ TEST_CASE("the SC'21 39.1B line gives the bundled validation plan", "[interop]")
   CHECK(d.Compare(expected, got));
   CHECK(diff == "");
   CheckRoundTrip(*m, cluster);
+}
+
+// A plan that runs v2.5's FP16 step without full recomputation of every layer: the line cannot carry
+// --checkpoint-activations, the one mark of 2021's code, so it reads back as a later release's without the
+// v2 fields; the export says so, naming the fields it loses. With full recomputation it keeps them (above).
+TEST_CASE("export megatron: v2.5's passes without --checkpoint-activations are named as lost", "[interop]") {
+  const v1::Cluster cluster = ExampleCluster("a100-512");
+  absl::StatusOr<MegatronImport> m = Import(Line("sc21_39b.sh"), cluster);
+  REQUIRE(m.ok());
+  hetsim::proto::PlanInputs in;
+  in.cluster = cluster;
+  in.model = m->model;
+  in.plan = m->plan;
+  const auto lost_note = [&]() -> std::string {
+    absl::StatusOr<hetsim::interop::MegatronExport> line = ExportMegatron(in);
+    REQUIRE(line.ok());
+    for (const std::string& n : line->notes) {
+      if (absl::StrContains(n, "v2.5's own passes, not expressible")) return n;
+    }
+    return "";
+  };
+  CHECK(lost_note().empty());  // full recomputation: --checkpoint-activations, the fields read back
+  for (v1::Stage& s : *in.plan.mutable_stages()) s.set_recompute(v1::RECOMPUTE_NONE);
+  std::string note = lost_note();
+  CHECK_THAT(note, Catch::StartsWith("megatron_v2_fp16_optimizer, megatron_local_ddp_copies: "));
+  CHECK_THAT(note, Catch::Contains("without them"));
+  // The block method's recompute_num_layers is written with today's flags: the same loss.
+  for (v1::Stage& s : *in.plan.mutable_stages()) {
+    s.set_recompute(v1::RECOMPUTE_FULL);
+    s.set_recompute_num_layers(1);
+  }
+  in.plan.set_megatron_local_ddp_copies(false);
+  note = lost_note();
+  CHECK_THAT(note, Catch::StartsWith("megatron_v2_fp16_optimizer: "));
+  CHECK_THAT(note, Catch::Contains("without it)"));
+  // What the note says: imported back, the line has neither field.
+  absl::StatusOr<hetsim::interop::MegatronExport> line = ExportMegatron(in);
+  REQUIRE(line.ok());
+  absl::StatusOr<MegatronImport> again = Import(line->launch_line, cluster);
+  REQUIRE(again.ok());
+  CHECK_FALSE(again->plan.megatron_v2_fp16_optimizer());
 }
 
 // An 8-block model on one A100 node, to which a test adds the flags it is about.
@@ -1429,6 +1471,74 @@ TEST_CASE("import: NVTE_* switches of the launch's environment act as the flags 
   CHECK(ImportOk("export NVTE_FLASH_ATTN=0 NVTE_FUSED_ATTN=0\n" + launch + " --attention-backend flash", cluster)
             .model.transformer()
             .attention() == v1::ATTENTION_FLASH);
+}
+
+// A functional-test config's ENV_VARS (tests/functional_tests/test_cases/.../model_config.yaml) are the training's
+// environment: Transformer Engine's NVTE_* switches act as a script's exports do (the test above); other
+// variables are not read. The same small line as kSmallGptLine at TP 2.
+absl::StatusOr<MegatronImport> ImportTestConfig(const std::string& env_vars, const v1::Cluster& cluster) {
+  const std::string yaml = env_vars +
+                           "MODEL_ARGS:\n  --num-layers: 2\n  --hidden-size: 1024\n  --num-attention-heads: 16\n"
+                           "  --seq-length: 2048\n  --max-position-embeddings: 2048\n  --micro-batch-size: 2\n"
+                           "  --global-batch-size: 16\n  --vocab-size: 50257\n  --bf16: true\n"
+                           "  --tensor-model-parallel-size: 2\n";
+  absl::StatusOr<MegatronYamlRead> read = MegatronYamlLine(yaml, "model_config.yaml");
+  if (!read.ok()) return read.status();
+  absl::StatusOr<hetsim::interop::MegatronFlags> flags = ParseMegatronLaunchLine(read->line, "model_config.yaml");
+  if (!flags.ok()) return flags.status();
+  ApplyMegatronYamlRead(*read, *flags);
+  return ImportMegatron(*flags, cluster, OnNodes(1), "model_config.yaml");
+}
+
+TEST_CASE("import: NVTE_* under a functional-test config's ENV_VARS act as a script's exports", "[interop]") {
+  const v1::Cluster cluster = ExampleCluster("a100-512");
+  const auto attention = [&](const std::string& env_vars) {
+    absl::StatusOr<MegatronImport> m = ImportTestConfig(env_vars, cluster);
+    INFO(m.status().message());
+    REQUIRE(m.ok());
+    return m->model.transformer().attention();
+  };
+  CHECK(attention("") == v1::ATTENTION_FLASH);
+  CHECK(attention("ENV_VARS:\n  CUDA_DEVICE_MAX_CONNECTIONS: 1\n") == v1::ATTENTION_FLASH);
+  CHECK(attention("ENV_VARS:\n  NVTE_FLASH_ATTN: 0\n") == v1::ATTENTION_FLASH);  // the fused backend remains
+  CHECK(attention("ENV_VARS:\n  NVTE_FLASH_ATTN: 0\n  NVTE_FUSED_ATTN: '0'\n") == v1::ATTENTION_UNFUSED);
+  CHECK(attention("ENV_VARS:\n  NVTE_FLASH_ATTN: 0\n  NVTE_FUSED_ATTN: 1\n") == v1::ATTENTION_FLASH);
+  absl::StatusOr<MegatronImport> m =
+      ImportTestConfig("ENV_VARS:\n  NVTE_FLASH_ATTN: 0\n  NVTE_FUSED_ATTN: 0\n", cluster);
+  REQUIRE(m.ok());
+  CHECK(HasNote(*m, "NVTE_FLASH_ATTN=0 and NVTE_FUSED_ATTN=0 in the launch's environment"));
+  // Malformed: a list where the mapping goes, a value that is not one word.
+  m = ImportTestConfig("ENV_VARS: [NVTE_FLASH_ATTN]\n", cluster);
+  REQUIRE_FALSE(m.ok());
+  CHECK_THAT(std::string(m.status().message()), Catch::Contains("model_config.yaml: ENV_VARS: not a mapping"));
+  m = ImportTestConfig("ENV_VARS:\n  NVTE_FUSED_ATTN: [0]\n", cluster);
+  REQUIRE_FALSE(m.ok());
+  CHECK_THAT(std::string(m.status().message()),
+             Catch::Contains("model_config.yaml: ENV_VARS.NVTE_FUSED_ATTN: not a single value"));
+}
+
+// A DPO plan (Plan.reference_policy) exports as the policy's training line: the export says the reference's
+// forward is not on it (it said nothing, and the line read back priced a step without it).
+TEST_CASE("export megatron: a DPO plan's reference model is named as not exported", "[interop]") {
+  const v1::Cluster cluster = ExampleCluster("a100-512");
+  const MegatronImport m = ImportOk(kSmallGptLine, cluster);
+  hetsim::proto::PlanInputs in;
+  in.cluster = cluster;
+  in.model = m.model;
+  in.plan = m.plan;
+  const auto reference_note = [&]() {
+    absl::StatusOr<hetsim::interop::MegatronExport> line = ExportMegatron(in);
+    REQUIRE(line.ok());
+    for (const std::string& n : line->notes) {
+      if (absl::StartsWith(n, "reference_policy: not exported")) return n;
+    }
+    return std::string();
+  };
+  CHECK(reference_note().empty());
+  in.plan.mutable_reference_policy();
+  CHECK_THAT(reference_note(), Catch::Contains("its weights on the GPU"));
+  in.plan.mutable_reference_policy()->set_cpu_weight_swap(true);
+  CHECK_THAT(reference_note(), Catch::Contains("its weights swapped from host memory"));
 }
 
 // Megatron-Core's --qk-layernorm is Transformer.qk_layernorm, and export writes it back.

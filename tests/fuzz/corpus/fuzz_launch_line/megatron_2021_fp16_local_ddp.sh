@@ -1,0 +1,1 @@
+python pretrain_gpt.py --num-layers 4 --hidden-size 256 --num-attention-heads 8 --seq-length 512 --max-position-embeddings 512 --micro-batch-size 2 --global-batch-size 16 --fp16 --checkpoint-activations --DDP-impl local --tensor-model-parallel-size 2

@@ -1,0 +1,1 @@
+python pretrain_gpt.py --num-layers 4 --hidden-size 1024 --num-attention-heads 16 --seq-length 2048 --max-position-embeddings 2048 --micro-batch-size 2 --global-batch-size 16 --vocab-size 50257 --tensor-model-parallel-size 2 --fp16 --checkpoint-activations --activations-checkpoint-method uniform --activations-checkpoint-num-layers 0
