@@ -5,6 +5,7 @@
 
 #include <cstddef>
 
+#include "base/collective_op.h"
 #include "base/time.h"
 #include "sim/executor/reduce_chains.h"
 #include "sim/executor/setup.h"
