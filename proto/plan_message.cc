@@ -146,6 +146,7 @@ hetsim::v1::Plan PlanMessage(const spec::PlanSpec& spec) {
   plan.set_cuda_launch_blocking(spec.cuda_launch_blocking);
   plan.set_autograd_grad_accumulation(spec.autograd_grad_accumulation);
   plan.set_boundary_host_rebuild(spec.boundary_host_rebuild);
+  plan.set_zero_reduce_per_rank(spec.zero_reduce_per_rank);
   plan.set_layer_norm_weight_grad_pass(spec.layer_norm_weight_grad_pass);
   if (spec.reference_forward) plan.mutable_reference_policy()->set_cpu_weight_swap(spec.reference_weight_swap);
   const spec::DeepSpeedTimerSyncs& t = spec.timer_syncs;

@@ -45,6 +45,10 @@ void CheckPlanSettings(Problems& p, const Plan& plan, const hetsim::v1::Model& m
           "not modelled with pipelines (a range's holders run their own schedules; each layer's gather in "
           "lock-step is modelled for one pipeline's stages)");
   }
+  // zero_reduce_per_rank is not: a range's buckets reduce over every holder (layer_range_sync.h), not per stage.
+  if (plan.zero_reduce_per_rank()) {
+    p.Add("zero_reduce_per_rank", "not modelled with pipelines (the per-rank reduce calls are priced per stage)");
+  }
   if (plan.tied_embedding_grad_sync() && !(model.has_transformer() && model.transformer().tied_embeddings())) {
     p.Add("tied_embedding_grad_sync", "needs a model with tied_embeddings (no tied copy to sync)");
   }

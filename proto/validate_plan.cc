@@ -127,6 +127,9 @@ void CheckSchedule(Problems& p, const Plan& plan) {
   if (plan.overlap_param_gather() && !ShardsOptimizer(plan)) {
     p.Add("overlap_param_gather", "needs a stage with zero_stage 1 or 2 (only a sharded optimizer gathers parameters)");
   }
+  if (plan.zero_reduce_per_rank() && !ShardsOptimizer(plan)) {
+    p.Add("zero_reduce_per_rank", "needs a stage with zero_stage 1 or 2 (only ZeRO-1/2 reduce a bucket per rank)");
+  }
   CheckP2pRendezvous(p, plan);
   CheckMegatronV2Step(p, plan);
 }

@@ -258,6 +258,9 @@ struct CostSwitches {
   // on the host (zero-filled, copied to the GPU, 3 device synchronizations) while the GPU idles; 1
   // synchronization per sent one (workload's BoundaryRebuildSeconds).
   bool boundary_host_rebuild = false;
+  // Plan.zero_reduce_per_rank: each ZeRO-1/2 gradient bucket is reduced as one NCCL Reduce chain per
+  // data-parallel rank (DeepSpeed's average_tensor); the executor adds the chains' fill after each bucket.
+  bool zero_reduce_per_rank = false;
   // Plan.layer_norm_weight_grad_pass: the norm's backward reads the gradient and the input again for the
   // scale and bias gradients (apex's and PyTorch's kernels): one more pass of each norm's input.
   bool layer_norm_weight_grad_pass = false;

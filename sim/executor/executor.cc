@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <tuple>
 #include <utility>
 
@@ -19,6 +20,7 @@
 #include "sim/collectives/simulate.h"
 #include "sim/engine/limited_run.h"
 #include "sim/engine/simulator.h"
+#include "sim/executor/reduce_chains.h"
 #include "sim/executor/representative_flows.h"
 #include "sim/executor/run_limit.h"
 
@@ -32,7 +34,8 @@ using pipeline::NodeKind;
 // the stage). kContendedDone: a compute task slowed by its stage's collectives (Plan.nccl_sm_contention)
 // ends, unless its finish moved since (value: the task's generation << 32 | node; a stale one is ignored).
 // kEmptyStepDone: a synchronisation step with nothing to move (a model chunk without parameters to gather) ends at the
-// instant it starts, as an event, never inside the call that started it.
+// instant it starts, as an event, never inside the call that started it. kReduceChainsDone: a gradient bucket's
+// per-rank reduce calls (Plan.zero_reduce_per_rank) end, after its reduce-scatter and their fill (value: the stage).
 enum EventKind : uint64_t {
   kNodeDone = 0,
   kBucketReady = 1,
@@ -40,7 +43,8 @@ enum EventKind : uint64_t {
   kSample = 3,
   kEmptyStepDone = 4,
   kTiedSyncDone = 5,
-  kContendedDone = 6
+  kContendedDone = 6,
+  kReduceChainsDone = 7
 };
 constexpr int kKindShift = 56;
 constexpr size_t kMaxLinkSamples = 2000;  // link samples kept at most (Sample, ThinSamples)
@@ -477,6 +481,7 @@ class Run : private engine::EventHandler, private network::FlowObserver {
       case kEmptyStepDone: GroupDone(static_cast<int>(value)); return;
       case kTiedSyncDone: AfterLastOp(static_cast<int>(value)); return;
       case kContendedDone: ContendedDone(static_cast<NodeId>(value & 0xffffffffu), value >> 32); return;
+      case kReduceChainsDone: StepDone(static_cast<int>(value)); return;
     }
   }
 
@@ -659,6 +664,45 @@ class Run : private engine::EventHandler, private network::FlowObserver {
   void GroupDone(int stage) {
     StageState& st = stages_[stage];
     if (--st.groups_left > 0) return;
+    const Time chains = ReduceChainsTime(stage);
+    if (chains > 0) {  // the calls' kernels hold the stream (and their SMs) until their chains have drained
+      sim_.Schedule(sim_.now() + chains, this, Payload(kReduceChainsDone, stage));
+      return;
+    }
+    StepDone(stage);
+  }
+
+  // Plan.zero_reduce_per_rank: what the bucket whose reduce-scatter just ended costs beyond it as DeepSpeed's one
+  // Reduce per data-parallel rank (reduce_chains.h); 0 for any other step.
+  Time ReduceChainsTime(int stage) {
+    const StageState& st = stages_[stage];
+    const StageSetup& setup = setup_.stages[stage];
+    if (!plan().zero_reduce_per_rank || st.early_done < static_cast<int>(setup.early_param_gathers.size()) ||
+        st.next >= static_cast<int>(setup.grad_buckets.size())) {
+      return 0;
+    }
+    const GradSyncStep& bucket = setup.grad_buckets[st.next];
+    if (bucket.op != CollectiveOp::kReduceScatter || bucket.bytes <= 0) return 0;
+    return ReduceChainsExtraTime(sim_.now() - st.step_start, bucket.bytes, setup.layout.gradient_group_size(),
+                                 ChainNodes(stage));
+  }
+
+  // The nodes one data-parallel group of the stage spans (every group alike: the TP ranks' groups are laid the same).
+  int64_t ChainNodes(int stage) {
+    if (chain_nodes_.empty()) chain_nodes_.assign(setup_.stages.size(), -1);
+    if (chain_nodes_[stage] >= 0) return chain_nodes_[stage];
+    std::set<std::pair<int32_t, int32_t>> nodes;
+    const std::vector<std::vector<GpuId>> groups = SyncGroupsOf(setup_.stages[stage].layout, false);
+    for (GpuId g : groups.front()) {
+      const absl::StatusOr<topology::GpuLocation> at = setup_.topology->Locate(g);
+      if (at.ok()) nodes.emplace(at->island, at->node);
+    }
+    return chain_nodes_[stage] = static_cast<int64_t>(nodes.size());
+  }
+
+  // A synchronisation step's collectives have ended (and a bucket's reduce chains, Plan.zero_reduce_per_rank).
+  void StepDone(int stage) {
+    StageState& st = stages_[stage];
     st.in_flight = false;
     if (st.collective_in_flight) {
       st.collective_in_flight = false;
@@ -773,6 +817,7 @@ class Run : private engine::EventHandler, private network::FlowObserver {
   std::vector<StageState> stages_;
   std::vector<Contention> contention_;     // per stage (Plan.nccl_sm_contention)
   std::vector<uint32_t> node_generation_;  // per DAG node: how often its contended finish was planned
+  std::vector<int64_t> chain_nodes_;       // per stage: the nodes a DP group spans (ChainNodes; -1: not yet)
   int stages_left_ = 0;
   Time sample_period_ = 0;  // link samples' period: options_.link_sample_period, doubled by ThinSamples
   int tied_ready_ = 0;      // stages (first, last) whose last backward ended, for the tied all-reduce

@@ -19,6 +19,7 @@
 #include "proto/io.h"
 #include "proto/resolve.h"
 #include "proto/resolve_cluster.h"
+#include "proto/validate_cluster.h"
 #include "service/driver/plan_messages.h"
 #include "service/driver/simulate.h"
 #include "sim/workload/model_cost.h"
