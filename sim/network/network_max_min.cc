@@ -22,19 +22,22 @@ void Network::Recompute() {
   const double threshold = CollectSeeds();
   for (int round = 1;; ++round) {
     ScanComponentLinks();
-    FillProgressively();
     if (round == kMaxLocalRounds) {
       // Still spreading: take the whole component through binding links, whose filling is exact
-      // without a check.
+      // without a check. The closure reads no result of a filling (only the applied rates and the
+      // links' flows), and a filling overwrites every result of the one before for the flows it
+      // takes: closing first fills a component that grows once, not twice (the last round's filling
+      // was three in four of the closures' and a fifth of the exact 16K run's largest recomputes').
       if (CloseComponent(threshold)) {
         ++stats_.component_closures;
         ScanComponentLinks();
-        FillProgressively();
       }
+      FillProgressively();
       // No check follows this filling: make every record it (or an earlier round) left true again.
       RefreshBottlenecks(threshold);
       break;
     }
+    FillProgressively();
     if (!AddFlowsWithoutBottleneck()) break;
   }
   stats_.flows_visited += component_flows_.size();
