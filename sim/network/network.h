@@ -407,7 +407,11 @@ class Network : private engine::EventHandler {
   std::vector<uint32_t> component_flows_;
   std::vector<LinkId> stack_;
   std::vector<uint32_t> violators_;  // flows found without a bottleneck (AddFlowsWithoutBottleneck)
-  std::vector<ShareEntry> sorted_shares_;
+  // The filling's initial entries as sort keys: a ShareEntry in one 128-bit integer (ShareKeyOf), so
+  // that the sort compares without a branch on ties, in a total order (equal shares: flows' caps
+  // first, then by index) that no sort algorithm can change.
+  __extension__ typedef unsigned __int128 ShareKey;
+  std::vector<ShareKey> sorted_shares_;
   std::vector<ShareEntry> share_heap_;
   std::vector<std::pair<double, double>> level_scratch_;  // (rate, weight) of a link's flows
   bool check_rates_ = false;

@@ -1,11 +1,26 @@
 // The max-min recompute of Network: which flows to re-rate after flows start or end at an instant,
 // and their progressive filling. Split from network.cc, which keeps the flows' life cycle.
 #include <algorithm>
+#include <bit>
 #include <cmath>
 
+#include "boost/sort/pdqsort/pdqsort.hpp"
 #include "sim/network/network.h"
 
 namespace hetsim::network {
+namespace {
+
+constexpr uint64_t kSignBit = uint64_t{1} << 63;
+
+// A double's bits mapped so that unsigned order is the doubles' order (a share can come out a hair
+// below 0 by rounding); FromOrderedBits gives the same double back.
+uint64_t OrderedBits(double x) {
+  const uint64_t bits = std::bit_cast<uint64_t>(x);
+  return bits ^ (kSignBit | (uint64_t{0} - (bits >> 63)));  // negative: all bits flipped; else the sign
+}
+double FromOrderedBits(uint64_t key) { return std::bit_cast<double>(key ^ (kSignBit | ((key >> 63) - 1))); }
+
+}  // namespace
 
 void Network::Recompute() {
   recompute_scheduled_ = false;
@@ -22,19 +37,22 @@ void Network::Recompute() {
   const double threshold = CollectSeeds();
   for (int round = 1;; ++round) {
     ScanComponentLinks();
-    FillProgressively();
     if (round == kMaxLocalRounds) {
       // Still spreading: take the whole component through binding links, whose filling is exact
-      // without a check.
+      // without a check. The closure reads no result of a filling (only the applied rates and the
+      // links' flows), and a filling overwrites every result of the one before for the flows it
+      // takes: closing first fills a component that grows once, not twice (the last round's filling
+      // was three in four of the closures' and a fifth of the exact 16K run's largest recomputes').
       if (CloseComponent(threshold)) {
         ++stats_.component_closures;
         ScanComponentLinks();
-        FillProgressively();
       }
+      FillProgressively();
       // No check follows this filling: make every record it (or an earlier round) left true again.
       RefreshBottlenecks(threshold);
       break;
     }
+    FillProgressively();
     if (!AddFlowsWithoutBottleneck()) break;
   }
   stats_.flows_visited += component_flows_.size();
@@ -380,32 +398,40 @@ void Network::FillProgressively() {
   fill_links_.assign(scanned_links_.begin(), scanned_links_.end());
   sorted_shares_.clear();
   share_heap_.clear();
+  // Key: the share's ordered bits, then 0 for a flow's cap and 1 for a link, then the index.
+  const auto key = [](double share, uint32_t index, bool is_flow) {
+    return (ShareKey{OrderedBits(share)} << 64) | (uint64_t{is_flow ? 0u : 1u} << 32) | index;
+  };
   for (size_t i = 0; i < component_flows_.size(); ++i) {
     const uint32_t slot = component_flows_[i];
     flow_fixed_[slot] = 0;
-    if (scanned_flows_info_[i].cap_entry) sorted_shares_.push_back(ShareEntry{flow_cap_[slot], slot, /*is_flow=*/true});
+    if (scanned_flows_info_[i].cap_entry) sorted_shares_.push_back(key(flow_cap_[slot], slot, /*is_flow=*/true));
   }
   for (uint32_t j = 0; j < fill_links_.size(); ++j) {
-    sorted_shares_.push_back(ShareEntry{fill_links_[j].residual / fill_links_[j].unfixed_weight, j, /*is_flow=*/false});
+    sorted_shares_.push_back(key(fill_links_[j].residual / fill_links_[j].unfixed_weight, j, /*is_flow=*/false));
   }
-  // By share only: equal keys keep a deterministic (if arbitrary) order, and any order of equal
-  // keys gives the same allocation up to rounding. (A total order, equal shares by kind and index,
-  // gave every bundled example's output to the byte but took the sort from 5.0% to 8.6% of the
-  // exact 16K run: equal shares are common, flows of one cap; docs/performance.md, session 43.)
-  std::sort(sorted_shares_.begin(), sorted_shares_.end(),
-            [](const ShareEntry& a, const ShareEntry& b) { return a.share < b.share; });
+  // A total order (equal shares: caps first, then by index). Any order of equal shares gives the
+  // same allocation up to rounding; this one is the sort's by construction, whatever its algorithm.
+  // (Session 43 measured this order with a comparator that tested ties: every bundled example's
+  // output to the byte, but the sort from 5.0% to 8.6% of the exact 16K run; one integer compare
+  // has no tie branch: docs/performance.md, session 44.)
+  boost::sort::pdqsort_branchless(sorted_shares_.begin(), sorted_shares_.end());
+  const auto entry = [](ShareKey k) {
+    return ShareEntry{FromOrderedBits(static_cast<uint64_t>(k >> 64)), static_cast<uint32_t>(k),
+                      ((static_cast<uint64_t>(k) >> 32) & 1) == 0};
+  };
   const auto later = [](const ShareEntry& a, const ShareEntry& b) { return a.share > b.share; };
   size_t next_sorted = 0;
   double level = 0;
   for (;;) {
     ShareEntry top;
     if (!share_heap_.empty() &&
-        (next_sorted == sorted_shares_.size() || later(sorted_shares_[next_sorted], share_heap_.front()))) {
+        (next_sorted == sorted_shares_.size() || later(entry(sorted_shares_[next_sorted]), share_heap_.front()))) {
       std::pop_heap(share_heap_.begin(), share_heap_.end(), later);
       top = share_heap_.back();
       share_heap_.pop_back();
     } else if (next_sorted < sorted_shares_.size()) {
-      top = sorted_shares_[next_sorted++];
+      top = entry(sorted_shares_[next_sorted++]);
     } else {
       break;
     }

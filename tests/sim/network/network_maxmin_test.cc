@@ -177,6 +177,24 @@ TEST_CASE("max-min with a shared core: rates rise when a bottleneck flow leaves"
   CHECK(log.TimeOfTag(0) == 1500 * kMillisecond);
 }
 
+// Equal shares in the filling: link A (3 GB/s) carries f0, f1 and f2, and f0 also crosses B (1 GB/s),
+// alone there, so B does not bind and f0's cap (1 GB/s) is an entry of the filling with the same
+// share as A's (3 / 3). Whichever comes first, everyone gets 1 GB/s: f0 at its cap and A saturated by
+// the other two at (3 - 1) / 2. 1 GB each ends at 1 s; then nothing else is left.
+TEST_CASE("a flow's cap and a link's share that tie give every flow that share", "[network]") {
+  engine::Simulator sim;
+  Log log(&sim);
+  auto net = MakeNetwork(&sim, {{Bandwidth(3 * kGBps), 0}, {Bandwidth(1 * kGBps), 0}});
+  const std::vector<std::vector<LinkId>> routes = {LinkIds({0, 1}), LinkIds({0}), LinkIds({0})};
+  std::vector<FlowId> flows;
+  for (size_t i = 0; i < routes.size(); ++i) flows.push_back(net->StartFlow(routes[i], 1'000'000'000, &log, i));
+  sim.RunUntil(0);
+  for (FlowId f : flows) CHECK(net->FlowRate(f) == 1 * kGBps);
+  sim.Run();
+  for (uint64_t tag = 0; tag < 3; ++tag) CHECK(log.TimeOfTag(tag) == kSecond);
+  CHECK(net->link_counters(LinkId(0)).busy_time == kSecond);
+}
+
 TEST_CASE("a shared link that cannot saturate does not couple its flows", "[network]") {
   // 100 hosts with 1 GB/s links share a core link. At 150 GB/s the core cannot saturate (100 x 1
   // GB/s fits): each flow runs at its host link's rate and a start or an end re-rates only the flows
