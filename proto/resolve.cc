@@ -351,7 +351,6 @@ spec::PlanSpec ResolvePlan(const hetsim::v1::Plan& plan, absl::string_view plan_
   p.synchronized_tp_collectives = plan.synchronized_tp_collectives();
   p.cuda_launch_blocking = plan.cuda_launch_blocking();
   p.boundary_host_rebuild = plan.boundary_host_rebuild();
-  p.zero_reduce_per_rank = plan.zero_reduce_per_rank();
   p.reference_forward = plan.has_reference_policy();
   p.reference_weight_swap = plan.reference_policy().cpu_weight_swap();
   const hetsim::v1::DeepSpeedTimerSyncs& syncs = plan.deepspeed_timer_syncs();

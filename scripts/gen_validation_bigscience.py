@@ -157,9 +157,9 @@ def plan_text(run):
         "# ZeRO-1 registers no gradient hooks: autograd's AccumulateGrad adds each microbatch's FP16 gradients.",
         "autograd_grad_accumulation: true",
         "# ZeRO-1's reduction (DeepSpeed's stage_1_and_2.py, defaults: the ds_config sets only the stage): buckets of",
-        "# reduce_bucket_size 5e8 FP16 elements, each reduced with one NCCL Reduce per data-parallel rank.",
-        "grad_bucket_bytes: 1000000000",
-        "zero_reduce_per_rank: true"]) + "\n"
+        "# reduce_bucket_size 5e8 FP16 elements, each reduced with one NCCL Reduce per data-parallel rank",
+        "# (zero_reduce_per_rank, which MEGATRON_DEEPSPEED's profile turns on with ZeRO-1/2).",
+        "grad_bucket_bytes: 1000000000"]) + "\n"
     per_stage = layers // pp
     nodes_per_stage = dp * tp // GPUS_PER_NODE
     for i in range(pp):

@@ -162,6 +162,14 @@ constexpr const char* kTeAttention =
 constexpr const char* kTorchAsyncTp =
     "https://discuss.pytorch.org/t/distributed-w-torchtitan-introducing-async-tensor-parallelism-in-pytorch/209487";
 
+// zero_reduce_per_rank (session 44): DeepSpeed's ZeRO-1/2 optimizer (stage_1_and_2.py, average_tensor) reduces a
+// gradient bucket, with reduce_scatter on (its default), as one dist.reduce per partition owner of the bucket's
+// slices, from the 2022 code BigScience ran (2151c78) to PR #4695 (late 2023). Later versions all-reduce the
+// bucket instead while use_multi_rank_bucket_allreduce (default true) is on (docs/frameworks.md).
+constexpr const char* kDsZeroReduce =
+    "https://github.com/microsoft/DeepSpeed/blob/v0.9.0/deepspeed/runtime/zero/stage_1_and_2.py";
+// Megatron's distributed optimizer reduce-scatters a bucket in one call; FSDP2 reduce-scatters per parameter group.
+
 constexpr ProfileValue Off(const char* source) { return {When::kNever, source}; }
 constexpr ProfileValue On(const char* source) { return {When::kAlways, source}; }
 constexpr ProfileValue Bf16(const char* source) { return {When::kBf16Models, source}; }
@@ -196,7 +204,8 @@ constexpr FrameworkProfile kProfiles[] = {
      .p2p_rendezvous = Off(kMcoreArgs),
      .zero3_lock_step = On(kMcoreFsdp),
      .autograd_grad_accumulation = Off(kMcoreGradAccum),
-     .layer_norm_weight_grad_pass = Off(kMcoreTeNorm)},
+     .layer_norm_weight_grad_pass = Off(kMcoreTeNorm),
+     .zero_reduce_per_rank = Off(kMcoreArgs)},
     {.framework = Framework::kMegatronLm2022,
      .name = "Megatron-LM 2022",
      .enum_name = "MEGATRON_LM_2022",
@@ -221,7 +230,8 @@ constexpr FrameworkProfile kProfiles[] = {
      .p2p_rendezvous = Off(kMlm22P2p),
      .zero3_lock_step = Off(kMlm22Args),
      .autograd_grad_accumulation = Off(kMcoreGradAccum),
-     .layer_norm_weight_grad_pass = Off(kMlmPersistLn)},
+     .layer_norm_weight_grad_pass = Off(kMlmPersistLn),
+     .zero_reduce_per_rank = Off(kMlm22Args)},
     {.framework = Framework::kMegatronLm2021,
      .name = "Megatron-LM 2021 (SC'21)",
      .enum_name = "MEGATRON_LM_2021",
@@ -246,7 +256,8 @@ constexpr FrameworkProfile kProfiles[] = {
      .p2p_rendezvous = Off(kMlm25P2p),
      .zero3_lock_step = Off(kMlm25Args),
      .autograd_grad_accumulation = Off(kMlm25Ddp),
-     .layer_norm_weight_grad_pass = On(kMlm25LnKernel)},
+     .layer_norm_weight_grad_pass = On(kMlm25LnKernel),
+     .zero_reduce_per_rank = Off(kMlm25Ddp)},
     {.framework = Framework::kMegatronDeepSpeed,
      .name = "Megatron-DeepSpeed (DeepSpeed pipeline engine)",
      .enum_name = "MEGATRON_DEEPSPEED",
@@ -271,7 +282,8 @@ constexpr FrameworkProfile kProfiles[] = {
      .p2p_rendezvous = On(kDsSchedule),
      .zero3_lock_step = On(kDsZeroFetch),
      .autograd_grad_accumulation = UnlessBf16(kMdsWeightGrad),
-     .layer_norm_weight_grad_pass = On(kApexLnBackward)},
+     .layer_norm_weight_grad_pass = On(kApexLnBackward),
+     .zero_reduce_per_rank = On(kDsZeroReduce)},
     {.framework = Framework::kFsdp2Torchtitan,
      .name = "PyTorch FSDP2 (torchtitan)",
      .enum_name = "FSDP2_TORCHTITAN",
@@ -296,7 +308,8 @@ constexpr FrameworkProfile kProfiles[] = {
      .p2p_rendezvous = Off(kTorchPipelining),
      .zero3_lock_step = On(kFsdp2Gathers),
      .autograd_grad_accumulation = Off(kFsdp2),
-     .layer_norm_weight_grad_pass = Off(kTitanModel)},
+     .layer_norm_weight_grad_pass = Off(kTitanModel),
+     .zero_reduce_per_rank = Off(kFsdp2)},
 };
 
 constexpr FrameworkProfile kNone{};
@@ -351,6 +364,7 @@ bool ProfileTurnsOn(std::string_view field, const ProfileValue& value, const Pro
   if (field == "tied_embedding_grad_sync" && !context.ties_across_stages) return false;
   if (field == "p2p_rendezvous" && !context.train_schedule) return false;
   if (field == "autograd_grad_accumulation" && context.shards_gradients) return false;
+  if (field == "zero_reduce_per_rank" && (!context.shards_optimizer || context.pipelines)) return false;
   return Applies(value.when, context);
 }
 

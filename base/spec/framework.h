@@ -97,9 +97,12 @@ struct FrameworkProfile {
   // appended (session 43): the LayerNorm's backward reads the gradient and the input again for its weight
   // gradients, apex's and PyTorch's kernels (Plan.layer_norm_weight_grad_pass)
   ProfileValue layer_norm_weight_grad_pass;
+  // appended (session 44): DeepSpeed ZeRO-1/2 reduces each gradient bucket with one NCCL Reduce per data-parallel
+  // rank (Plan.zero_reduce_per_rank); only with ZeRO-1/2 and not in a plan of pipelines
+  ProfileValue zero_reduce_per_rank;
 
   // The behaviours with their Plan field names, in the order reports list them.
-  std::array<std::pair<const char*, ProfileValue>, 21> Behaviours() const {
+  std::array<std::pair<const char*, ProfileValue>, 22> Behaviours() const {
     return {{{"blocking_p2p", blocking_p2p},
              {"tp_backward_overlap", tp_backward_overlap},
              {"grad_reduce_in_fp32", grad_reduce_in_fp32},
@@ -120,7 +123,8 @@ struct FrameworkProfile {
              {"p2p_rendezvous", p2p_rendezvous},
              {"zero3_lock_step", zero3_lock_step},
              {"autograd_grad_accumulation", autograd_grad_accumulation},
-             {"layer_norm_weight_grad_pass", layer_norm_weight_grad_pass}}};
+             {"layer_norm_weight_grad_pass", layer_norm_weight_grad_pass},
+             {"zero_reduce_per_rank", zero_reduce_per_rank}}};
   }
 };
 
@@ -135,7 +139,7 @@ struct ProfileContext {
   bool bf16_model = false;  // BF16 or FP8 (FP8 runs keep BF16 parameters: Megatron's --bf16 --fp8-format)
   bool fp8_model = false;
   bool interleaved = false;
-  bool shards_optimizer = false;   // a stage with ZeRO-1/2 (overlap_param_gather needs one)
+  bool shards_optimizer = false;   // a stage with ZeRO-1/2 (overlap_param_gather, zero_reduce_per_rank need one)
   bool shards_parameters = false;  // a stage with ZeRO-3 (zero3_prefetch acts only there)
   // A stage with ZeRO-2/3, whose gradient hooks move each microbatch's gradients out of `.grad`
   // (autograd_grad_accumulation acts only without one).

@@ -333,6 +333,7 @@ inline constexpr std::pair<const char*, bool PlanSpec::*> kBehaviourFields[] = {
     {"zero3_lock_step", &PlanSpec::zero3_lock_step},
     {"autograd_grad_accumulation", &PlanSpec::autograd_grad_accumulation},
     {"layer_norm_weight_grad_pass", &PlanSpec::layer_norm_weight_grad_pass},
+    {"zero_reduce_per_rank", &PlanSpec::zero_reduce_per_rank},
 };
 
 }  // namespace hetsim::spec

@@ -103,6 +103,13 @@ absl::StatusOr<DeepSpeedConfig> ParseDeepSpeedConfig(absl::string_view json, abs
       return absl::InvalidArgumentError(
           absl::StrFormat("%s: zero_optimization.stage: %d is not 0, 1, 2 or 3", source, *out.zero_stage));
     }
+    if (const Value* rs = Find(*zero, "reduce_scatter"); rs != nullptr) {
+      if (rs->has_bool_value()) {
+        out.reduce_scatter = rs->bool_value();
+      } else {
+        out.notes.push_back("zero_optimization.reduce_scatter: not true or false: DeepSpeed's default (true) taken");
+      }
+    }
     HETSIM_RETURN_IF_ERROR(RefuseOffload(*zero, "offload_optimizer", source));
     HETSIM_RETURN_IF_ERROR(RefuseOffload(*zero, "offload_param", source));
   }
@@ -179,6 +186,12 @@ absl::StatusOr<MegatronFlags> WithDeepSpeedConfig(const MegatronFlags& flags, ab
     if ((dtype == std::string("fp16") ? config.fp16 : config.bf16) && !out.Has(dtype)) {
       out.flags.emplace(dtype, FlagValue{{}, 0});
     }
+  }
+  if (config.reduce_scatter == false) {
+    out.deepspeed_off.emplace_back("zero_reduce_per_rank");
+    out.launch.notes.push_back(
+        "DeepSpeed config: zero_optimization.reduce_scatter false: ZeRO-1/2's buckets are all-reduced, not reduced "
+        "once per data-parallel rank (zero_reduce_per_rank off); priced as ZeRO's reduce-scatter and all-gather");
   }
   out.launch.notes.push_back(absl::StrFormat("DeepSpeed config %s read", where));
   for (const std::string& n : config.notes) out.launch.notes.push_back(absl::StrCat("DeepSpeed config: ", n));

@@ -22,6 +22,9 @@ struct DeepSpeedConfig {
   std::optional<int64_t> gradient_accumulation_steps;
   std::optional<int64_t> zero_stage;  // zero_optimization.stage
   bool fp16 = false, bf16 = false;    // fp16.enabled, bf16.enabled (or bfloat16.enabled)
+  // zero_optimization.reduce_scatter (DeepSpeed's default true): false makes ZeRO-1/2's average_tensor all-reduce
+  // each bucket instead of its per-rank reduce calls (Plan.zero_reduce_per_rank).
+  std::optional<bool> reduce_scatter;
   // Settings that would change the cost and are not modelled (activation partitioning), and "auto"
   // values left to the flags. Optimizer or parameter offload is refused (ParseDeepSpeedConfig).
   std::vector<std::string> notes;
@@ -32,7 +35,8 @@ struct DeepSpeedConfig {
 absl::StatusOr<DeepSpeedConfig> ParseDeepSpeedConfig(absl::string_view json, absl::string_view source);
 
 // The flags with what the line's DeepSpeed config sets folded in (--micro-batch-size,
-// --global-batch-size or the accumulation steps, --zero-stage, --fp16/--bf16); the config is the file
+// --global-batch-size or the accumulation steps, --zero-stage, --fp16/--bf16; reduce_scatter false into
+// MegatronFlags.deepspeed_off); the config is the file
 // the script wrote in a here document, else the file on disk, relative to `source`'s folder. A value
 // the config and a flag both set differently is a contradiction naming both. Without --deepspeed the
 // flags come back as they are.

@@ -73,6 +73,9 @@ struct MegatronFlags {
   // Megatron-LM's pre-Core model, when a NeMo config leaves model.mcore_gpt false): priced with Megatron-LM
   // 2022's profile whatever later flags the translation wrote. Empty otherwise; the text says why.
   std::string pre_core_model;
+  // Behaviours of Megatron-DeepSpeed's profile the line's DeepSpeed config switches off
+  // (zero_optimization.reduce_scatter false: zero_reduce_per_rank; deepspeed_config.h).
+  std::vector<std::string> deepspeed_off;
 
   bool Has(absl::string_view name) const { return flags.contains(std::string(name)); }
   // The single value of `name`; nullopt when absent.

@@ -1029,7 +1029,9 @@ const char* AssumedDefaults(v1::Framework framework) {
 
 // Plan.framework named (LineFramework); the profile's behaviours the flags leave off go into
 // framework_off, so the plan runs exactly as the flags say.
-void SetFramework(v1::Framework framework, const v1::Model& model, v1::Plan& plan, std::vector<std::string>& notes) {
+// `deepspeed_off`: the profile's behaviours the line's DeepSpeed config switches off (MegatronFlags.deepspeed_off).
+void SetFramework(v1::Framework framework, const v1::Model& model, const std::vector<std::string>& deepspeed_off,
+                  v1::Plan& plan, std::vector<std::string>& notes) {
   plan.set_framework(framework);
   // v2.x's layers norm with its own build of apex's FusedLayerNormAffineFunction whatever the flags say
   // (megatron/model/fused_layer_norm.py; the persistent kernel came in 2022): its backward's extra pass.
@@ -1038,6 +1040,15 @@ void SetFramework(v1::Framework framework, const v1::Model& model, v1::Plan& pla
   const spec::FrameworkProfile& profile = plan.framework() == v1::MEGATRON_DEEPSPEED
                                               ? spec::ProfileOf(proto::FrameworkOf(plan.framework()))
                                               : KeepBehavioursUnderFramework(plan.framework(), model, plan);
+  if (framework == v1::MEGATRON_DEEPSPEED) {
+    const spec::ProfileContext context = proto::ProfileContextOf(plan, model);
+    for (const auto& [field, value] : profile.Behaviours()) {
+      if (std::find(deepspeed_off.begin(), deepspeed_off.end(), field) != deepspeed_off.end() &&
+          spec::ProfileTurnsOn(field, value, context)) {
+        plan.add_framework_off(field);
+      }
+    }
+  }
   notes.push_back(absl::StrFormat(
       "framework %s (%s), read from the line's flags%s; defaults assumed for what the line leaves "
       "out: %s",
@@ -1536,7 +1547,7 @@ absl::StatusOr<MegatronImport> ImportFlags(const MegatronFlags& flags, const v1:
   HETSIM_RETURN_IF_ERROR(AddStages(r, l, stage_blocks, common, plan, out.notes));
   if (!flags.pytorch_runtime.empty())
     SetAcceleratePyTorchRuntime(flags.pytorch_runtime == "ddp", l.dp, plan, out.notes);
-  SetFramework(framework, out.model, plan, out.notes);
+  SetFramework(framework, out.model, flags.deepspeed_off, plan, out.notes);
   // Megatron's apex norms (Megatron-LM 2022's legacy model, megatron/model/fused_layer_norm.py; Megatron-Core's
   // local layer spec, megatron/core/fusions/fused_layer_norm.py) run apex's FusedLayerNormAffineFunction under
   // --no-persist-layer-norm (apex.contrib's persistent FastLayerNormFN without it), whose backward computes the

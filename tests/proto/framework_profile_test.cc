@@ -237,6 +237,40 @@ TEST_CASE("framework: DeepSpeed leaves gradient accumulation to autograd without
   CHECK_FALSE(Applied(off).autograd_grad_accumulation());
 }
 
+TEST_CASE("framework: DeepSpeed reduces a ZeRO-1/2 bucket once per data-parallel rank", "[framework][zero]") {
+  // stage_1_and_2.py's average_tensor with reduce_scatter on (DeepSpeed's default): one dist.reduce per owner of
+  // the bucket's slices, a ZeRO-1/2 behaviour whatever the model's type.
+  for (const v1::DType dtype : {v1::FP16, v1::BF16}) {
+    INFO(v1::DType_Name(dtype));
+    hetsim::proto::PlanInputs in = ProfileInputs(v1::MEGATRON_DEEPSPEED, dtype);
+    CHECK_FALSE(Applied(in).zero_reduce_per_rank());  // ZeRO-0: DeepSpeed's engine all-reduces
+    for (const int zero : {1, 2}) {
+      in.plan.mutable_stages(1)->set_zero_stage(zero);
+      CHECK(Applied(in).zero_reduce_per_rank());
+    }
+    in.plan.mutable_stages(1)->set_zero_stage(3);  // ZeRO-3's reduce-scatter is another optimizer's
+    CHECK_FALSE(Applied(in).zero_reduce_per_rank());
+  }
+  // Megatron's distributed optimizer and FSDP2 reduce-scatter each bucket in one call.
+  for (const v1::Framework f : {v1::MEGATRON_CORE, v1::MEGATRON_LM_2022, v1::MEGATRON_LM_2021, v1::FSDP2_TORCHTITAN}) {
+    INFO(v1::Framework_Name(f));
+    hetsim::proto::PlanInputs in = ProfileInputs(f, v1::BF16);
+    in.plan.mutable_stages(1)->set_zero_stage(1);
+    CHECK_FALSE(Applied(in).zero_reduce_per_rank());
+  }
+  // A plan of pipelines at ZeRO-1: not modelled there, so the profile leaves it off.
+  hetsim::proto::PlanInputs pipelines = TiedPipelinesInputs(2);
+  for (v1::Pipeline& pl : *pipelines.plan.mutable_pipelines()) {
+    for (v1::Stage& st : *pl.mutable_stages()) st.set_zero_stage(1);
+  }
+  CHECK_FALSE(Applied(pipelines).zero_reduce_per_rank());
+  // framework_off switches it off (zero_optimization.reduce_scatter false).
+  hetsim::proto::PlanInputs off = ProfileInputs(v1::MEGATRON_DEEPSPEED, v1::FP16);
+  off.plan.mutable_stages(1)->set_zero_stage(1);
+  off.plan.add_framework_off("zero_reduce_per_rank");
+  CHECK_FALSE(Applied(off).zero_reduce_per_rank());
+}
+
 TEST_CASE(
     "framework: apex's LayerNorm backward (a weight-gradient pass of its own) on Megatron-DeepSpeed and Megatron-LM "
     "2021",
@@ -326,7 +360,7 @@ TEST_CASE("framework: DeepSpeed's pipeline engine makes every transfer a rendezv
   spec.model = hetsim::proto::ResolveModel(p.model(), "plan.pbtxt: model");
   v1::Report report;
   hetsim::traces::AddFrameworkProfile(spec, report);
-  REQUIRE(report.framework_behaviours_size() == 21);
+  REQUIRE(report.framework_behaviours_size() == 22);
   const v1::FrameworkBehaviourReport& b = report.framework_behaviours(17);
   CHECK(b.field() == "p2p_rendezvous");
   CHECK(b.on());
@@ -382,7 +416,7 @@ TEST_CASE("framework: the report names the profile and who set each behaviour", 
   v1::Report report;
   hetsim::traces::AddFrameworkProfile(spec, report);
   CHECK(report.framework() == "Megatron-LM 2021 (SC'21)");
-  REQUIRE(report.framework_behaviours_size() == 21);
+  REQUIRE(report.framework_behaviours_size() == 22);
   auto behaviour = [&](const std::string& field) {
     for (const v1::FrameworkBehaviourReport& b : report.framework_behaviours()) {
       if (b.field() == field) return b;
@@ -405,7 +439,7 @@ TEST_CASE("framework: the report names the profile and who set each behaviour", 
         "pytorch_async_tp off, "
         "attention_repeats_kv off, pytorch_context_parallel off, flash_attention_2 off, host_bound_blocks off, "
         "dtensor_sequence_copies off, nccl_sm_contention on, p2p_rendezvous off, zero3_lock_step off, "
-        "autograd_grad_accumulation off, layer_norm_weight_grad_pass on\n");
+        "autograd_grad_accumulation off, layer_norm_weight_grad_pass on, zero_reduce_per_rank off\n");
   // The HTML page has the profile's table, sources included.
   hetsim::traces::html::RunHtmlInputs html;
   html.report = &report;

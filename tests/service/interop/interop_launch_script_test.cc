@@ -233,6 +233,23 @@ TEST_CASE("Megatron-DeepSpeed: the JSON config sets the batch, ZeRO stage and fr
   CHECK(m->plan.framework() == hetsim::v1::MEGATRON_DEEPSPEED);
   CHECK(m->plan.framework_off_size() == 0);  // the engine's behaviours are its profile's
 
+  // zero_optimization.reduce_scatter false: average_tensor all-reduces each bucket, so the profile's per-rank
+  // reduce calls are switched off; at ZeRO-0 the profile has none to switch off.
+  m =
+      ImportScript(DeepSpeedScript("{\"train_batch_size\": 64, \"train_micro_batch_size_per_gpu\": 2, "
+                                   "\"zero_optimization\": {\"stage\": 1, \"reduce_scatter\": false}}",
+                                   ""));
+  REQUIRE(m.ok());
+  REQUIRE(m->plan.framework_off_size() == 1);
+  CHECK(m->plan.framework_off(0) == "zero_reduce_per_rank");
+  CHECK(absl::StrContains(absl::StrJoin(m->notes, "\n"), "zero_optimization.reduce_scatter false"));
+  m =
+      ImportScript(DeepSpeedScript("{\"train_batch_size\": 64, \"train_micro_batch_size_per_gpu\": 2, "
+                                   "\"zero_optimization\": {\"stage\": 0, \"reduce_scatter\": false}}",
+                                   ""));
+  REQUIRE(m.ok());
+  CHECK(m->plan.framework_off_size() == 0);
+
   // The accumulation steps give the batch: 2 x DP 4 x 4 = 32.
   m = ImportScript(DeepSpeedScript("{\"train_micro_batch_size_per_gpu\": 2, \"gradient_accumulation_steps\": 4}", ""));
   REQUIRE(m.ok());
