@@ -8,7 +8,6 @@
 #include <map>
 #include <memory>
 #include <optional>
-#include <set>
 #include <tuple>
 #include <utility>
 
@@ -17,6 +16,7 @@
 #include "base/wall_limit.h"
 #include "sim/collectives/algorithms.h"
 #include "sim/collectives/execution.h"
+#include "sim/collectives/layout.h"
 #include "sim/collectives/simulate.h"
 #include "sim/engine/limited_run.h"
 #include "sim/engine/simulator.h"
@@ -691,13 +691,9 @@ class Run : private engine::EventHandler, private network::FlowObserver {
   int64_t ChainNodes(int stage) {
     if (chain_nodes_.empty()) chain_nodes_.assign(setup_.stages.size(), -1);
     if (chain_nodes_[stage] >= 0) return chain_nodes_[stage];
-    std::set<std::pair<int32_t, int32_t>> nodes;
     const std::vector<std::vector<GpuId>> groups = SyncGroupsOf(setup_.stages[stage].layout, false);
-    for (GpuId g : groups.front()) {
-      const absl::StatusOr<topology::GpuLocation> at = setup_.topology->Locate(g);
-      if (at.ok()) nodes.emplace(at->island, at->node);
-    }
-    return chain_nodes_[stage] = static_cast<int64_t>(nodes.size());
+    return chain_nodes_[stage] =
+               static_cast<int64_t>(collectives::GroupByNode(*setup_.topology, groups.front()).size());
   }
 
   // A synchronisation step's collectives have ended (and a bucket's reduce chains, Plan.zero_reduce_per_rank).
